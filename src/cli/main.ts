@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+/**
+ * The executable. It parses the command line and loads only the command it runs: a bridging
+ * `mcp` must start fast, so nothing heavy is imported here.
+ */
+import { EXIT, MajordomusError, errorMessage } from '../errors.js';
+import { log } from '../log.js';
+import { parseCommandLine, type ParsedArgs } from './args.js';
+import { HELP } from './help.js';
+
+async function run(args: ParsedArgs): Promise<number> {
+  if (args.version) {
+    const { VERSION } = await import('../version.js');
+    process.stdout.write(`${VERSION}\n`); // -- stdout-ok: the command's answer
+    return EXIT.ok;
+  }
+  if (args.help || args.command === null) {
+    process.stdout.write(`${HELP[args.command ?? 'main']}\n`); // -- stdout-ok: the command's answer
+    return args.command === null && !args.help ? EXIT.usage : EXIT.ok;
+  }
+  switch (args.command) {
+    case 'mcp':
+      return (await import('./commands/mcp.js')).runMcp(args);
+    case 'serve':
+      return (await import('./commands/serve.js')).runServe(args);
+    case 'capabilities':
+      return (await import('./commands/capabilities.js')).runCapabilities(args);
+    case 'generate':
+      return (await import('./commands/generate.js')).runGenerate(args);
+  }
+}
+
+async function main(): Promise<void> {
+  let code: number;
+  try {
+    code = await run(parseCommandLine(process.argv.slice(2)));
+  } catch (error) {
+    if (error instanceof MajordomusError) {
+      log.error(`${error.code}: ${error.message}`);
+      code = error.exitCode;
+    } else {
+      log.error(`MAJ_INTERNAL: ${error instanceof Error ? (error.stack ?? error.message) : errorMessage(error)}`);
+      code = EXIT.internal;
+    }
+  }
+  process.exitCode = code;
+}
+
+await main();

@@ -1,0 +1,93 @@
+/**
+ * The error catalogue. Two families, as in the MCP SDK:
+ *
+ * - **Local errors** (`MajordomusError`) never leave the process as such; each code carries the
+ *   exit code the command line ends with.
+ * - **Wire errors** (`CapabilityError`) are answers to a client; each code carries its HTTP status,
+ *   and MCP turns it into an `isError` tool result or a JSON-RPC error.
+ *
+ * Codes are stable and never reused: they are part of the public surface (docs/ERRORS.md lists
+ * them and a test keeps that page, this file and the OpenAPI error schema in step).
+ */
+
+export const EXIT = {
+  ok: 0,
+  usage: 2,
+  contract: 10,
+  missing: 12,
+  internal: 13,
+} as const;
+
+export const LOCAL_ERRORS = {
+  MAJ_USAGE: { exit: EXIT.usage, summary: 'The command line is malformed.' },
+  MAJ_MANIFEST_INVALID: { exit: EXIT.contract, summary: 'The layer manifest is unreadable or violates its schema.' },
+  MAJ_LAYER_DEGRADED: { exit: EXIT.contract, summary: '--strict refuses a layer with diagnostics.' },
+  MAJ_VALIDATION_FAILED: { exit: EXIT.contract, summary: 'A validation (registry, schema, generated files) failed.' },
+  MAJ_GENERATED_STALE: { exit: EXIT.contract, summary: 'docs/generated/ is not what `generate` would write.' },
+  MAJ_NO_ROOT: { exit: EXIT.missing, summary: 'No directory holding .ai/manifest.yaml was found.' },
+  MAJ_UNKNOWN_CAPABILITY: { exit: EXIT.missing, summary: 'No capability has that id.' },
+  MAJ_NO_BUILD: { exit: EXIT.missing, summary: 'The executable has not been built.' },
+  MAJ_GIT_UNAVAILABLE: { exit: EXIT.internal, summary: 'git could not list the tracked files.' },
+  MAJ_REGISTRY_INVALID: { exit: EXIT.internal, summary: 'The capability registry refused to build.' },
+  MAJ_PORT_UNAVAILABLE: { exit: EXIT.internal, summary: 'No port could be bound.' },
+  MAJ_LEASE: { exit: EXIT.internal, summary: 'The lease could not be read or written.' },
+  MAJ_INTERNAL: { exit: EXIT.internal, summary: 'An unexpected internal failure.' },
+} as const satisfies Record<string, { exit: number; summary: string }>;
+
+export type LocalErrorCode = keyof typeof LOCAL_ERRORS;
+
+/** A failure inside the process; the CLI ends with its catalogue exit code. */
+export class MajordomusError extends Error {
+  readonly code: LocalErrorCode;
+  constructor(code: LocalErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MajordomusError';
+    this.code = code;
+  }
+  get exitCode(): number {
+    return LOCAL_ERRORS[this.code].exit;
+  }
+}
+
+export const WIRE_ERRORS = {
+  invalid_input: { status: 400, summary: 'The input does not match the capability input schema.' },
+  invalid_json: { status: 400, summary: 'The body is not JSON, or not a JSON object.' },
+  session_required: { status: 400, summary: 'A non-initialize /mcp request carried no Mcp-Session-Id.' },
+  forbidden: { status: 403, summary: 'The Host or Origin header does not name this loopback server.' },
+  not_found: { status: 404, summary: 'No route, object or capability by that name.' },
+  session_not_found: { status: 404, summary: 'The Mcp-Session-Id is unknown or expired.' },
+  method_not_allowed: { status: 405, summary: 'The route exists but not for this method.' },
+  lease_lost: { status: 409, summary: 'This server no longer holds the lease and takes no new sessions.' },
+  too_large: { status: 413, summary: 'The body is larger than 1 MiB.' },
+  refused: { status: 422, summary: 'The input is well-formed but the capability refuses it.' },
+  internal: { status: 500, summary: 'An unexpected failure while serving the request.' },
+  busy: { status: 503, summary: 'The server is saturated or shutting down; retry later.' },
+} as const satisfies Record<string, { status: number; summary: string }>;
+
+export type WireErrorCode = keyof typeof WIRE_ERRORS;
+
+/** A refusal a capability (or a projection) answers a client with. */
+export class CapabilityError extends Error {
+  readonly code: WireErrorCode;
+  constructor(code: WireErrorCode, message: string) {
+    super(message);
+    this.name = 'CapabilityError';
+    this.code = code;
+  }
+  get status(): number {
+    return WIRE_ERRORS[this.code].status;
+  }
+}
+
+/** The body every HTTP error carries. */
+export interface WireErrorBody {
+  error: { code: WireErrorCode; message: string };
+}
+
+export function wireErrorBody(code: WireErrorCode, message: string): WireErrorBody {
+  return { error: { code, message } };
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

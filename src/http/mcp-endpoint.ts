@@ -1,0 +1,115 @@
+/**
+ * `/mcp`: the request half of MCP's Streamable HTTP transport. One JSON-RPC message per POST,
+ * answered with JSON (never SSE); `initialize` opens a session and issues `Mcp-Session-Id`;
+ * DELETE ends it; a session idle for longer than the expiry ends with its peer.
+ */
+import { randomUUID } from 'node:crypto';
+import { errorMessage } from '../errors.js';
+import { McpSession, parseErrorResponse, type McpBackend } from '../mcp/session.js';
+import { emptyReply, errorReply, jsonReply, type HttpReply } from './reply.js';
+
+export const SESSION_HEADER = 'mcp-session-id';
+
+interface OpenSession {
+  session: McpSession;
+  lastSeen: number;
+}
+
+export interface McpEndpointOptions {
+  backend: McpBackend;
+  idleMs: number;
+  /** Whether new sessions may open (false once the lease is lost). */
+  acceptsSessions: () => boolean;
+  /** Called on every request of a session: the peer is alive. */
+  touch?: (peerId: string) => void;
+  now?: () => number;
+}
+
+function isInitialize(message: unknown): boolean {
+  return typeof message === 'object' && message !== null && (message as { method?: unknown }).method === 'initialize';
+}
+
+export class McpEndpoint {
+  readonly #sessions = new Map<string, OpenSession>();
+  readonly #options: McpEndpointOptions;
+  readonly #now: () => number;
+
+  constructor(options: McpEndpointOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /** The peer id of a live session, `undefined` for an unknown one. */
+  peerOf(sessionId: string): string | null | undefined {
+    const open = this.#sessions.get(sessionId);
+    if (!open) return undefined;
+    open.lastSeen = this.#now();
+    return open.session.peerId;
+  }
+
+  async post(body: Uint8Array, sessionId: string): Promise<HttpReply> {
+    let message: unknown;
+    try {
+      message = JSON.parse(Buffer.from(body).toString('utf8'));
+    } catch (error) {
+      return jsonReply(400, parseErrorResponse(errorMessage(error)));
+    }
+    let open: OpenSession | undefined;
+    let issued: string | undefined;
+    if (sessionId === '') {
+      if (!isInitialize(message)) {
+        return errorReply('session_required', 'send initialize first, then every request with its Mcp-Session-Id header');
+      }
+      if (!this.#options.acceptsSessions()) {
+        return errorReply('lease_lost', 'this server no longer holds the lease of the checkout; attach to the current one');
+      }
+      issued = randomUUID();
+      open = { session: new McpSession(this.#options.backend), lastSeen: this.#now() };
+    } else {
+      open = this.#sessions.get(sessionId);
+      if (!open) return errorReply('session_not_found', `no session ${sessionId}: it ended or expired`);
+      open.lastSeen = this.#now();
+      if (open.session.peerId !== null) this.#options.touch?.(open.session.peerId);
+    }
+    const answer = await open.session.handle(message);
+    if (issued !== undefined) {
+      // Only a session whose initialize succeeded is kept.
+      if (answer?.error !== undefined) return jsonReply(200, answer);
+      this.#sessions.set(issued, open);
+    }
+    const headers = issued !== undefined ? ([['Mcp-Session-Id', issued]] as const) : undefined;
+    if (answer === undefined) return emptyReply(202, headers);
+    return jsonReply(200, answer, headers);
+  }
+
+  delete(sessionId: string): HttpReply {
+    if (sessionId === '') return errorReply('session_required', 'DELETE /mcp needs the Mcp-Session-Id header');
+    const open = this.#sessions.get(sessionId);
+    if (!open) return errorReply('session_not_found', `no session ${sessionId}: it ended or expired`);
+    this.#sessions.delete(sessionId);
+    open.session.close();
+    return emptyReply(204);
+  }
+
+  /** Ends sessions idle for longer than the expiry; answers how many ended. */
+  expireIdle(): number {
+    const limit = this.#now() - this.#options.idleMs;
+    let ended = 0;
+    for (const [id, open] of this.#sessions) {
+      if (open.lastSeen > limit) continue;
+      this.#sessions.delete(id);
+      open.session.close();
+      ended += 1;
+    }
+    return ended;
+  }
+
+  closeAll(): void {
+    for (const open of this.#sessions.values()) open.session.close();
+    this.#sessions.clear();
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * The OpenAPI 3.1 document, generated from the registry's catalog and the error catalogue. The
+ * server answers `/openapi.json` with it and `generate` writes the same bytes to docs/generated/.
+ */
+import { WIRE_ERRORS, type WireErrorCode } from '../errors.js';
+import type { CapabilityCatalog, CapabilityEntry, JsonSchema } from '../registry/catalog.js';
+
+const ERROR_REF = { $ref: '#/components/schemas/Error' };
+
+function errorResponse(description: string): Record<string, unknown> {
+  return { description, content: { 'application/json': { schema: ERROR_REF } } };
+}
+
+function errorResponses(codes: readonly WireErrorCode[]): Record<string, unknown> {
+  const byStatus = new Map<number, string[]>();
+  for (const code of codes) {
+    const status = WIRE_ERRORS[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].sort(([a], [b]) => a - b).map(([status, list]) => [String(status), errorResponse(list.join(', '))]),
+  );
+}
+
+const COMMON_ERRORS: readonly WireErrorCode[] = ['forbidden', 'internal', 'busy'];
+
+/** Query parameters from the top-level properties of an object input schema. */
+function queryParameters(schema: JsonSchema): unknown[] {
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema.required ?? []) as string[]);
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    ...(typeof property.description === 'string' ? { description: property.description } : {}),
+    schema: property,
+  }));
+}
+
+function operation(entry: CapabilityEntry): Record<string, unknown> {
+  const method = entry.exposure.http?.method;
+  const namespace = entry.id.split('.')[0] ?? entry.id;
+  const refusals: WireErrorCode[] = ['invalid_input', 'not_found', 'refused'];
+  if (method === 'POST') refusals.push('invalid_json', 'too_large');
+  const op: Record<string, unknown> = {
+    operationId: entry.id,
+    summary: entry.title,
+    description: entry.description,
+    tags: [namespace],
+    'x-capability-kind': entry.kind,
+    'x-stability': entry.stability,
+  };
+  if (method === 'GET') {
+    op.parameters = queryParameters(entry.input_schema);
+  } else {
+    op.requestBody = {
+      required: false,
+      description: 'A JSON object; an empty body is {}.',
+      content: { 'application/json': { schema: entry.input_schema } },
+    };
+  }
+  op.responses = {
+    '200': { description: entry.title, content: { 'application/json': { schema: entry.output_schema } } },
+    ...errorResponses([...refusals, ...COMMON_ERRORS]),
+  };
+  return op;
+}
+
+const JSON_OBJECT = { type: 'object', additionalProperties: true };
+
+function fixedPaths(): Record<string, unknown> {
+  return {
+    '/': {
+      get: {
+        operationId: 'server.describe',
+        summary: 'This server',
+        description: 'Names the server, the repository id, whether it holds the lease, its surfaces and its peers.',
+        tags: ['server'],
+        responses: {
+          '200': {
+            description: 'This server',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['name', 'version', 'repository_id', 'leaseholder', 'surfaces', 'peers'],
+                  properties: {
+                    name: { const: 'majordomus' },
+                    version: { type: 'string' },
+                    repository_id: { type: 'string' },
+                    leaseholder: { type: 'boolean' },
+                    surfaces: {
+                      type: 'object',
+                      properties: {
+                        docs: { type: 'string' },
+                        openapi: { type: 'string' },
+                        api: { type: 'string' },
+                        mcp: { type: 'string' },
+                      },
+                    },
+                    peers: { type: 'integer' },
+                  },
+                },
+              },
+            },
+          },
+          ...errorResponses(COMMON_ERRORS),
+        },
+      },
+    },
+    '/openapi.json': {
+      get: {
+        operationId: 'server.openapi',
+        summary: 'This document',
+        tags: ['server'],
+        responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: JSON_OBJECT } } } },
+      },
+    },
+    '/docs': {
+      get: {
+        operationId: 'server.docs',
+        summary: 'Swagger UI',
+        tags: ['server'],
+        responses: { '200': { description: 'The Swagger UI page', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
+    '/mcp': {
+      post: {
+        operationId: 'mcp.post',
+        summary: 'MCP over HTTP',
+        description:
+          'One JSON-RPC message per request (JSON responses, never SSE). `initialize` issues the Mcp-Session-Id header; every other request must carry it.',
+        tags: ['mcp'],
+        parameters: [{ name: 'Mcp-Session-Id', in: 'header', required: false, schema: { type: 'string' } }],
+        requestBody: { required: true, content: { 'application/json': { schema: JSON_OBJECT } } },
+        responses: {
+          '200': { description: 'The JSON-RPC response', content: { 'application/json': { schema: JSON_OBJECT } } },
+          '202': { description: 'Accepted: the message was a notification' },
+          ...errorResponses(['invalid_json', 'session_required', 'session_not_found', 'lease_lost', 'too_large', ...COMMON_ERRORS]),
+        },
+      },
+      delete: {
+        operationId: 'mcp.delete',
+        summary: 'End an MCP session',
+        tags: ['mcp'],
+        parameters: [{ name: 'Mcp-Session-Id', in: 'header', required: true, schema: { type: 'string' } }],
+        responses: {
+          '204': { description: 'The session ended' },
+          ...errorResponses(['session_required', 'session_not_found', ...COMMON_ERRORS]),
+        },
+      },
+    },
+  };
+}
+
+export function openApiDocument(catalog: CapabilityCatalog, version: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = fixedPaths() as Record<string, Record<string, unknown>>;
+  for (const entry of catalog.entries) {
+    const http = entry.exposure.http;
+    if (!http) continue;
+    paths[http.path] = { ...(paths[http.path] ?? {}), [http.method.toLowerCase()]: operation(entry) };
+  }
+  const sortedPaths = Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b)));
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'majordomus',
+      version,
+      description:
+        "The repository's .ai layer and the peers of this checkout, projected from majordomus' capability registry.",
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    paths: sortedPaths,
+    components: {
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: {
+                code: { type: 'string', enum: Object.keys(WIRE_ERRORS) },
+                message: { type: 'string' },
+              },
+            },
+          },
+        },
+      },
+    },
+  };
+}

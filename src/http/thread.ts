@@ -1,0 +1,121 @@
+/**
+ * The main thread's handle on the HTTP thread: encodes the snapshot once, starts the thread,
+ * offers it the peer board over comlink, and stops it along the one shutdown path.
+ */
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { expose, wrap, type Remote } from 'comlink';
+import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import { MajordomusError } from '../errors.js';
+import { encodeSnapshot } from '../layer/snapshot.js';
+import { log } from '../log.js';
+import type { Runtime } from '../runtime/runtime.js';
+import { VERSION } from '../version.js';
+import type { HostControl, HttpControl, HttpStartMessage, HttpWorkerData } from '../../workers/types.js';
+
+export const IDLE_SESSION_MS = 90_000;
+
+export interface HttpThreadOptions {
+  host: string;
+  port: number;
+  fallbackToFreePort: boolean;
+  leaseholder: boolean;
+  /** Called after a peer joined or left over HTTP. */
+  onPeersChanged?: () => void;
+}
+
+export interface HttpThread {
+  readonly port: number;
+  readonly url: string;
+  /** The port asked for, when it was taken and another was bound. */
+  readonly fellBackFrom: number | null;
+  setLeaseholder(leaseholder: boolean): Promise<void>;
+  /** Closes the socket, the sessions and the pool, and waits for the thread to end. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** Pool threads: leave one core for the main thread's stdio session and one for the HTTP thread. */
+export function defaultPoolThreads(): number {
+  const fromEnv = Number(process.env.MAJORDOMUS_POOL_THREADS);
+  if (Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
+  return Math.max(1, availableParallelism() - 1);
+}
+
+function hostControl(runtime: Runtime, onPeersChanged: () => void): HostControl {
+  return {
+    invoke: async (capabilityId, input, caller) => runtime.outcome(capabilityId, input, caller),
+    join: async (client) => {
+      const id = runtime.join(client, 'http');
+      onPeersChanged();
+      return id;
+    },
+    leave: async (peerId) => {
+      runtime.leave(peerId);
+      onPeersChanged();
+    },
+    touch: async (peerId) => runtime.board?.touch(peerId),
+    instructions: async (peerId) => runtime.instructions(peerId),
+    peers: async () => runtime.board?.list() ?? [],
+  };
+}
+
+export function urlOf(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+export async function startHttpThread(runtime: Runtime, options: HttpThreadOptions): Promise<HttpThread> {
+  const snapshot = encodeSnapshot({ version: VERSION, index: runtime.layer.index, capabilities: runtime.registry.catalog.entries });
+  const hostChannel = new MessageChannel();
+  const controlChannel = new MessageChannel();
+  expose(hostControl(runtime, options.onPeersChanged ?? (() => {})), nodeEndpoint(hostChannel.port1 as never));
+  const workerData: HttpWorkerData = {
+    snapshot,
+    host: options.host,
+    port: options.port,
+    fallbackToFreePort: options.fallbackToFreePort,
+    poolThreads: defaultPoolThreads(),
+    leaseholder: options.leaseholder,
+    hostPort: hostChannel.port2,
+    controlPort: controlChannel.port2,
+    poolTaskFile: fileURLToPath(new URL('../../workers/pool-task.js', import.meta.url)),
+    idleSessionMs: Number(process.env.MAJORDOMUS_IDLE_SESSION_MS) || IDLE_SESSION_MS,
+  };
+  const worker = new Worker(new URL('../../workers/http-thread.js', import.meta.url), {
+    workerData,
+    transferList: [hostChannel.port2, controlChannel.port2],
+  });
+  const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+  worker.on('error', (error) => log.error(`HTTP thread failed: ${error.stack ?? error.message}`));
+
+  const started = await new Promise<HttpStartMessage>((resolve) => {
+    worker.once('message', (message: HttpStartMessage) => resolve(message));
+    void exited.then((code) => resolve({ type: 'failed', reason: `the HTTP thread ended (code ${code}) before listening` }));
+  });
+  const control: Remote<HttpControl> = wrap<HttpControl>(nodeEndpoint(controlChannel.port1 as never));
+  const closePorts = (): void => {
+    hostChannel.port1.close();
+    controlChannel.port1.close();
+  };
+  if (started.type === 'failed') {
+    await exited;
+    closePorts();
+    throw new MajordomusError('MAJ_PORT_UNAVAILABLE', started.reason);
+  }
+
+  let stopping: Promise<void> | null = null;
+  return {
+    port: started.port,
+    url: urlOf(options.host, started.port),
+    fellBackFrom: started.port !== started.requestedPort && started.requestedPort !== 0 ? started.requestedPort : null,
+    setLeaseholder: (leaseholder) => control.setLeaseholder(leaseholder),
+    stop() {
+      stopping ??= (async () => {
+        await control.stop().catch(() => undefined);
+        await exited;
+        closePorts();
+      })();
+      return stopping;
+    },
+  };
+}

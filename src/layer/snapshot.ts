@@ -1,0 +1,38 @@
+/**
+ * The frozen snapshot handed to other threads: the layer index and the capability catalog, encoded
+ * once into a `SharedArrayBuffer`. Threads receive the same memory (no copy per thread or per
+ * call) and decode it once when they start.
+ *
+ * Layout (little endian): bytes 0–3 magic "MJS1", 4–7 payload length, 8… UTF-8 JSON payload.
+ */
+import type { CapabilityEntry } from '../registry/catalog.js';
+import type { LayerIndex } from './types.js';
+
+const MAGIC = 0x3153_4a4d; // "MJS1" read as a little-endian u32
+const HEADER_BYTES = 8;
+
+export interface SnapshotContent {
+  version: string;
+  index: LayerIndex;
+  capabilities: readonly CapabilityEntry[];
+}
+
+export function encodeSnapshot(content: SnapshotContent): SharedArrayBuffer {
+  const payload = new TextEncoder().encode(JSON.stringify(content));
+  const buffer = new SharedArrayBuffer(HEADER_BYTES + payload.byteLength);
+  const header = new DataView(buffer);
+  header.setUint32(0, MAGIC, true);
+  header.setUint32(4, payload.byteLength, true);
+  new Uint8Array(buffer, HEADER_BYTES).set(payload);
+  return buffer;
+}
+
+export function decodeSnapshot(buffer: SharedArrayBuffer): SnapshotContent {
+  const header = new DataView(buffer);
+  if (buffer.byteLength < HEADER_BYTES || header.getUint32(0, true) !== MAGIC) {
+    throw new Error('not a majordomus snapshot');
+  }
+  const length = header.getUint32(4, true);
+  const text = new TextDecoder().decode(new Uint8Array(buffer, HEADER_BYTES, length));
+  return JSON.parse(text) as SnapshotContent;
+}

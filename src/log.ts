@@ -1,0 +1,26 @@
+/**
+ * The one logger. Every line goes to stderr: stdout of `mcp` carries protocol frames only.
+ * `MAJORDOMUS_LOG=debug|info|warn|error` sets the threshold (default info).
+ */
+
+const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
+export type LogLevel = keyof typeof LEVELS;
+
+function threshold(): number {
+  const wanted = process.env.MAJORDOMUS_LOG as LogLevel | undefined;
+  return LEVELS[wanted ?? 'info'] ?? LEVELS.info;
+}
+
+const minimum = threshold();
+
+function write(level: LogLevel, message: string): void {
+  if (LEVELS[level] < minimum) return;
+  process.stderr.write(`majordomus ${level}: ${message}\n`);
+}
+
+export const log = {
+  debug: (message: string): void => write('debug', message),
+  info: (message: string): void => write('info', message),
+  warn: (message: string): void => write('warn', message),
+  error: (message: string): void => write('error', message),
+};

@@ -1,0 +1,17 @@
+/** An MCP backend over a runtime in this thread: the owner's stdio session and `--standalone`. */
+import type { Runtime } from '../runtime/runtime.js';
+import { toolTable } from './projection.js';
+import type { McpBackend } from './session.js';
+
+export function localBackend(runtime: Runtime, transport: 'stdio' | 'http'): McpBackend {
+  const tools = toolTable(runtime.registry.catalog);
+  return {
+    tools,
+    invoke: (capabilityId, args, caller) => runtime.invoke(capabilityId, args, caller),
+    objects: () => runtime.layer.index.objects,
+    object: (uri) => runtime.layer.get(uri),
+    join: async (client) => runtime.join(client, transport),
+    leave: (peerId) => runtime.leave(peerId),
+    instructions: async (peerId) => runtime.instructions(peerId),
+  };
+}

@@ -1,0 +1,216 @@
+/**
+ * One MCP session, independent of its transport. The stdio loop and the HTTP `/mcp` endpoint both
+ * hand it parsed JSON-RPC messages and write back what it answers, so a client gets the same bytes
+ * over either.
+ */
+import { ErrorCode, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { CapabilityError, errorMessage } from '../errors.js';
+import type { LayerObject } from '../layer/types.js';
+import type { PeerClient } from '../peers/board.js';
+import { VERSION } from '../version.js';
+import { resourceOf, type McpResource, type ToolTable } from './projection.js';
+
+/** MCP's "resource not found" code (the specification's -32002). */
+export const RESOURCE_NOT_FOUND = -32002;
+const RESOURCE_PAGE = 500;
+
+export type JsonRpcId = string | number;
+
+export interface JsonRpcResponse {
+  jsonrpc: '2.0';
+  id: JsonRpcId | null;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+/** What a session needs from the process that hosts it. */
+export interface McpBackend {
+  readonly tools: ToolTable;
+  /** Validates and runs a capability; throws `CapabilityError` for a refusal. */
+  invoke(capabilityId: string, args: unknown, caller: string | null): Promise<unknown>;
+  objects(): readonly LayerObject[];
+  object(uri: string): LayerObject | undefined;
+  join(client: PeerClient): Promise<string>;
+  leave(peerId: string): void;
+  instructions(peerId: string): Promise<string>;
+}
+
+export function errorResponse(id: JsonRpcId | null, code: number, message: string): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}
+
+export function parseErrorResponse(detail: string): JsonRpcResponse {
+  return errorResponse(null, ErrorCode.ParseError, `Parse error: ${detail}`);
+}
+
+class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isId(value: unknown): value is JsonRpcId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+}
+
+export class McpSession {
+  readonly #backend: McpBackend;
+  #peerId: string | null = null;
+  #protocolVersion: string | null = null;
+  #closed = false;
+
+  constructor(backend: McpBackend) {
+    this.#backend = backend;
+  }
+
+  get peerId(): string | null {
+    return this.#peerId;
+  }
+
+  get protocolVersion(): string | null {
+    return this.#protocolVersion;
+  }
+
+  /** Parses one frame's text and answers it; malformed JSON gets -32700 and the session goes on. */
+  async handleText(text: string): Promise<JsonRpcResponse | undefined> {
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch (error) {
+      return parseErrorResponse(errorMessage(error));
+    }
+    return this.handle(message);
+  }
+
+  /** Answers one JSON-RPC message; notifications and responses get no answer. */
+  async handle(message: unknown): Promise<JsonRpcResponse | undefined> {
+    if (!isObject(message) || message.jsonrpc !== '2.0') {
+      const id = isObject(message) && isId(message.id) ? message.id : null;
+      return errorResponse(id, ErrorCode.InvalidRequest, 'Invalid Request: expected a JSON-RPC 2.0 object');
+    }
+    const { id, method } = message;
+    if (typeof method !== 'string') {
+      // A response to a request we never send, or junk: answer only what carries an id.
+      if ('result' in message || 'error' in message) return undefined;
+      return errorResponse(isId(id) ? id : null, ErrorCode.InvalidRequest, 'Invalid Request: method must be a string');
+    }
+    if (id === undefined) {
+      await this.#notify(method);
+      return undefined;
+    }
+    if (!isId(id)) return errorResponse(null, ErrorCode.InvalidRequest, 'Invalid Request: id must be a string or number');
+    const params = message.params === undefined ? {} : message.params;
+    if (!isObject(params)) return errorResponse(id, ErrorCode.InvalidParams, 'Invalid params: params must be an object');
+    try {
+      return { jsonrpc: '2.0', id, result: await this.#request(method, params) };
+    } catch (error) {
+      if (error instanceof RpcError) return errorResponse(id, error.code, error.message);
+      return errorResponse(id, ErrorCode.InternalError, `Internal error: ${errorMessage(error)}`);
+    }
+  }
+
+  /** Ends the session: the peer leaves the board. Safe to call twice. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#peerId !== null) this.#backend.leave(this.#peerId);
+  }
+
+  async #notify(method: string): Promise<void> {
+    // notifications/initialized, cancelled, roots/list_changed… carry nothing this server acts on.
+    void method;
+  }
+
+  async #request(method: string, params: Record<string, unknown>): Promise<unknown> {
+    switch (method) {
+      case 'initialize':
+        return this.#initialize(params);
+      case 'ping':
+        return {};
+      case 'tools/list':
+        return { tools: this.#backend.tools.tools };
+      case 'tools/call':
+        return this.#callTool(params);
+      case 'resources/list':
+        return this.#listResources(params);
+      case 'resources/templates/list':
+        return { resourceTemplates: [] };
+      case 'resources/read':
+        return this.#readResource(params);
+      default:
+        throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
+    }
+  }
+
+  async #initialize(params: Record<string, unknown>): Promise<unknown> {
+    const requested = params.protocolVersion;
+    if (typeof requested !== 'string') {
+      throw new RpcError(ErrorCode.InvalidParams, 'Invalid params: initialize needs a protocolVersion string');
+    }
+    const info = isObject(params.clientInfo) ? params.clientInfo : {};
+    const client: PeerClient = {
+      name: typeof info.name === 'string' && info.name.length > 0 ? info.name : 'unknown',
+      version: typeof info.version === 'string' ? info.version : '',
+    };
+    this.#protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+    if (this.#peerId === null) this.#peerId = await this.#backend.join(client);
+    return {
+      protocolVersion: this.#protocolVersion,
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+      serverInfo: { name: 'majordomus', version: VERSION },
+      instructions: await this.#backend.instructions(this.#peerId),
+    };
+  }
+
+  async #callTool(params: Record<string, unknown>): Promise<unknown> {
+    const { name } = params;
+    if (typeof name !== 'string') throw new RpcError(ErrorCode.InvalidParams, 'Invalid params: tools/call needs a name');
+    const capabilityId = this.#backend.tools.capabilityOf(name);
+    if (capabilityId === undefined) throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const args = params.arguments === undefined ? {} : params.arguments;
+    try {
+      const output = await this.#backend.invoke(capabilityId, args, this.#peerId);
+      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+    } catch (error) {
+      if (error instanceof CapabilityError && error.code === 'invalid_input') {
+        throw new RpcError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${error.message}`);
+      }
+      if (error instanceof CapabilityError) {
+        return { content: [{ type: 'text', text: `${error.code}: ${error.message}` }], isError: true };
+      }
+      throw error;
+    }
+  }
+
+  #listResources(params: Record<string, unknown>): unknown {
+    const objects = this.#backend.objects();
+    let offset = 0;
+    if (params.cursor !== undefined) {
+      offset = typeof params.cursor === 'string' ? Number.parseInt(Buffer.from(params.cursor, 'base64url').toString(), 10) : Number.NaN;
+      if (!Number.isInteger(offset) || offset < 0 || offset > objects.length) {
+        throw new RpcError(ErrorCode.InvalidParams, 'Invalid params: unknown cursor');
+      }
+    }
+    const page = objects.slice(offset, offset + RESOURCE_PAGE);
+    const resources: McpResource[] = page.map(resourceOf);
+    const next = offset + RESOURCE_PAGE;
+    return next < objects.length
+      ? { resources, nextCursor: Buffer.from(String(next)).toString('base64url') }
+      : { resources };
+  }
+
+  #readResource(params: Record<string, unknown>): unknown {
+    const { uri } = params;
+    if (typeof uri !== 'string') throw new RpcError(ErrorCode.InvalidParams, 'Invalid params: resources/read needs a uri');
+    const object = this.#backend.object(uri);
+    if (!object) throw new RpcError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`);
+    return { contents: [{ uri: object.uri, mimeType: object.media_type, text: object.content }] };
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * MCP over stdio: newline-delimited JSON-RPC on stdin/stdout. stdout carries protocol frames and
+ * nothing else. Frames are answered in order. EOF or a broken stdout pipe ends the session.
+ */
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { log } from '../log.js';
+import type { JsonRpcResponse } from './session.js';
+
+export interface StdioHandler {
+  handleText(text: string): Promise<JsonRpcResponse | undefined>;
+}
+
+/** Serves frames from `input` until EOF (or a broken `output`); resolves when the session is over. */
+export function serveStdio(handler: StdioHandler, input: Readable, output: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    let ended = false;
+    const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+    let queue = Promise.resolve();
+    const finish = (): void => {
+      if (ended) return;
+      ended = true;
+      lines.close();
+      void queue.then(() => resolve());
+    };
+    output.on('error', (error: NodeJS.ErrnoException) => {
+      log.debug(`stdout closed (${error.code ?? error.message}); ending the session`);
+      finish();
+    });
+    lines.on('line', (line) => {
+      if (line.trim().length === 0) return;
+      queue = queue.then(async () => {
+        if (ended) return;
+        const answer = await handler.handleText(line);
+        if (answer !== undefined && !ended) output.write(`${JSON.stringify(answer)}\n`);
+      });
+    });
+    lines.on('close', finish);
+  });
+}

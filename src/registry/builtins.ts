@@ -1,0 +1,310 @@
+/**
+ * The builtin capabilities. This is the only module that knows a particular capability; the
+ * projections (MCP, HTTP, CLI, docs) learn about them through the registry alone.
+ */
+import { z } from 'zod';
+import { CapabilityError } from '../errors.js';
+import { OBJECT_KINDS } from '../layer/types.js';
+import { VERSION } from '../version.js';
+import { CAPABILITY_KINDS, defineCapability, type CapabilityDescriptor } from './descriptor.js';
+
+const objectKind = z.enum(OBJECT_KINDS).describe('An object kind of the layer.');
+
+const objectSummary = z.object({
+  uri: z.string(),
+  id: z.string(),
+  kind: objectKind,
+  identity: z.string(),
+  title: z.string(),
+  description: z.string(),
+  tags: z.array(z.string()),
+  path: z.string(),
+});
+
+const layerObject = z.object({
+  uri: z.string(),
+  id: z.string(),
+  kind: objectKind,
+  identity: z.string(),
+  title: z.string(),
+  description: z.string(),
+  metadata: z.record(z.string(), z.unknown()),
+  provenance: z.object({ path: z.string(), size: z.number().int() }),
+  media_type: z.string(),
+  content: z.string(),
+  tags: z.array(z.string()),
+});
+
+const diagnostic = z.object({
+  severity: z.enum(['error', 'warning']),
+  code: z.string(),
+  path: z.string(),
+  message: z.string(),
+});
+
+const jsonSchema = z.record(z.string(), z.unknown());
+
+const capabilityEntry = z.object({
+  id: z.string(),
+  kind: z.enum(CAPABILITY_KINDS),
+  title: z.string(),
+  description: z.string(),
+  stability: z.enum(['stable', 'experimental', 'deprecated']),
+  reads: z.enum(['registry', 'layer', 'peers']),
+  exposure: z.object({
+    mcp: z.object({ tool: z.string().optional(), resource: z.string().optional() }).optional(),
+    http: z.object({ method: z.enum(['GET', 'POST']), path: z.string() }).optional(),
+    cli: z.object({ path: z.string() }).optional(),
+  }),
+  annotations: z.object({
+    readOnlyHint: z.boolean(),
+    idempotentHint: z.boolean(),
+    destructiveHint: z.boolean(),
+    openWorldHint: z.boolean(),
+  }),
+  input_schema: jsonSchema,
+  output_schema: jsonSchema,
+});
+
+const peer = z.object({
+  id: z.string(),
+  client: z.object({ name: z.string(), version: z.string() }),
+  transport: z.enum(['stdio', 'http']),
+  connected_at: z.string(),
+  last_seen_seconds_ago: z.number().int(),
+  announcement: z.object({ intent: z.string(), paths: z.array(z.string()), at: z.string() }).optional(),
+});
+
+const noInput = z.object({}).strict();
+const blank = (value: string): boolean => value.trim().length === 0;
+
+export const repositoryInfo = defineCapability({
+  id: 'repository.info',
+  kind: 'query',
+  title: 'Repository information',
+  description: 'The layer this server serves: its id, discovery mode, state, counts by kind and every diagnostic.',
+  input: noInput,
+  output: z.object({
+    name: z.literal('majordomus'),
+    version: z.string(),
+    repository_id: z.string(),
+    discovery: z.enum(['vcs', 'filesystem']),
+    state: z.enum(['ok', 'degraded']),
+    sections: z.array(objectKind),
+    counts: z.record(z.string(), z.number().int()),
+    diagnostics: z.array(diagnostic),
+  }),
+  exposure: { mcp: { tool: 'majordomus_info' }, http: { method: 'GET', path: '/api/v1/repository' } },
+  stability: 'stable',
+  reads: 'layer',
+  handler: (_input, { layer }) => ({
+    name: 'majordomus' as const,
+    version: VERSION,
+    repository_id: layer.index.repository_id,
+    discovery: layer.index.discovery,
+    state: layer.index.state,
+    sections: layer.index.sections,
+    counts: layer.countsByKind(),
+    diagnostics: layer.index.diagnostics,
+  }),
+});
+
+export const objectsList = defineCapability({
+  id: 'objects.list',
+  kind: 'query',
+  title: 'List objects',
+  description: 'Every object of the layer, optionally of one kind or carrying one tag, without content.',
+  input: z.object({ kind: objectKind.optional(), tag: z.string().min(1).optional() }).strict(),
+  output: z.object({ objects: z.array(objectSummary) }),
+  exposure: { mcp: { tool: 'majordomus_list' }, http: { method: 'GET', path: '/api/v1/objects' } },
+  stability: 'stable',
+  reads: 'layer',
+  handler: (input, { layer }) => ({
+    objects: layer.list(input).map((o) => ({
+      uri: o.uri,
+      id: o.id,
+      kind: o.kind,
+      identity: o.identity,
+      title: o.title,
+      description: o.description,
+      tags: o.tags,
+      path: o.provenance.path,
+    })),
+  }),
+});
+
+export const objectsGet = defineCapability({
+  id: 'objects.get',
+  kind: 'query',
+  title: 'Get an object',
+  description: 'One object of the layer by its URI (majordomus://<kind>/<identity>), with its content.',
+  input: z.object({ uri: z.string().regex(/^majordomus:\/\//, 'must start with majordomus://') }).strict(),
+  output: layerObject,
+  exposure: { mcp: { tool: 'majordomus_get' }, http: { method: 'GET', path: '/api/v1/object' } },
+  stability: 'stable',
+  reads: 'layer',
+  handler: ({ uri }, { layer }) => {
+    const found = layer.get(uri);
+    if (!found) throw new CapabilityError('not_found', `no object ${uri}`);
+    return found;
+  },
+});
+
+export const objectsSearch = defineCapability({
+  id: 'objects.search',
+  kind: 'query',
+  title: 'Search objects',
+  description: 'Objects whose title, identity, tags, description or content match every term, best first.',
+  input: z
+    .object({
+      query: z.string().refine((q) => !blank(q), 'a blank query is refused'),
+      kind: objectKind.optional(),
+      limit: z.number().int().min(1).max(200).default(20),
+    })
+    .strict(),
+  output: z.object({
+    hits: z.array(
+      z.object({
+        uri: z.string(),
+        id: z.string(),
+        kind: objectKind,
+        title: z.string(),
+        description: z.string(),
+        score: z.number(),
+      }),
+    ),
+  }),
+  exposure: { mcp: { tool: 'majordomus_search' }, http: { method: 'GET', path: '/api/v1/search' } },
+  stability: 'stable',
+  reads: 'layer',
+  handler: ({ query, kind, limit }, { layer }) => ({ hits: layer.search(query, { kind, limit }) }),
+});
+
+export const capabilitiesList = defineCapability({
+  id: 'capabilities.list',
+  kind: 'query',
+  title: 'List capabilities',
+  description: 'Every capability of the registry with its exposures, optionally of one kind.',
+  input: z.object({ kind: z.enum(CAPABILITY_KINDS).optional() }).strict(),
+  output: z.object({
+    capabilities: z.array(
+      z.object({ id: z.string(), kind: z.enum(CAPABILITY_KINDS), title: z.string(), stability: z.string(), exposure: capabilityEntry.shape.exposure }),
+    ),
+  }),
+  exposure: {
+    mcp: { tool: 'majordomus_capabilities' },
+    http: { method: 'GET', path: '/api/v1/capabilities' },
+    cli: { path: 'capabilities list' },
+  },
+  stability: 'stable',
+  reads: 'registry',
+  handler: ({ kind }, { catalog }) => ({
+    capabilities: catalog.entries
+      .filter((e) => kind === undefined || e.kind === kind)
+      .map(({ id, kind: k, title, stability, exposure }) => ({ id, kind: k, title, stability, exposure })),
+  }),
+});
+
+export const capabilitiesDescribe = defineCapability({
+  id: 'capabilities.describe',
+  kind: 'query',
+  title: 'Describe a capability',
+  description: 'One capability with its annotations and its input and output JSON Schemas.',
+  input: z.object({ id: z.string().min(1) }).strict(),
+  output: capabilityEntry,
+  exposure: {
+    mcp: { tool: 'majordomus_capability' },
+    http: { method: 'GET', path: '/api/v1/capability' },
+    cli: { path: 'capabilities describe' },
+  },
+  stability: 'stable',
+  reads: 'registry',
+  handler: ({ id }, { catalog }) => {
+    const entry = catalog.byId(id);
+    if (!entry) throw new CapabilityError('not_found', `no capability ${id}`);
+    return entry;
+  },
+});
+
+export const peersList = defineCapability({
+  id: 'peers.list',
+  kind: 'query',
+  title: 'List peers',
+  description: 'Every MCP session attached to this checkout\'s server, what client it is and what it announced.',
+  input: noInput,
+  output: z.object({ you: z.string().nullable(), peers: z.array(peer) }),
+  exposure: { mcp: { tool: 'majordomus_peers' }, http: { method: 'GET', path: '/api/v1/peers' } },
+  stability: 'stable',
+  reads: 'peers',
+  handler: (_input, { peers, caller }) => ({ you: caller, peers: peers.list() }),
+});
+
+export const peersAnnounce = defineCapability({
+  id: 'peers.announce',
+  kind: 'command',
+  title: 'Announce intent',
+  description:
+    'Tell the other peers what you are about to do and which paths you will touch; answers with the peers whose announced paths overlap yours.',
+  input: z
+    .object({
+      intent: z.string().max(1000).refine((i) => !blank(i), 'a blank intent is refused'),
+      paths: z.array(z.string().min(1).max(1000)).max(200).default([]),
+    })
+    .strict(),
+  output: z.object({
+    peer,
+    overlaps: z.array(z.object({ peer: z.string(), path: z.string(), their_path: z.string() })),
+  }),
+  exposure: { mcp: { tool: 'majordomus_announce' }, http: { method: 'POST', path: '/api/v1/peers/announce' } },
+  stability: 'stable',
+  reads: 'peers',
+  handler: ({ intent, paths }, { peers, caller }) => {
+    if (caller === null) {
+      throw new CapabilityError('refused', 'announcing needs an MCP session: only a peer can announce');
+    }
+    return peers.announce(caller, intent, paths);
+  },
+});
+
+export const healthLive = defineCapability({
+  id: 'health.live',
+  kind: 'query',
+  title: 'Liveness',
+  description: 'Answers while the process serves.',
+  input: noInput,
+  output: z.object({ status: z.literal('live') }),
+  exposure: { http: { method: 'GET', path: '/api/v1/health/live' } },
+  stability: 'stable',
+  reads: 'registry',
+  handler: () => ({ status: 'live' as const }),
+});
+
+export const healthReady = defineCapability({
+  id: 'health.ready',
+  kind: 'query',
+  title: 'Readiness',
+  description: 'Whether the layer is served in full (ok) or with excluded files (degraded).',
+  input: noInput,
+  output: z.object({ status: z.literal('ready'), layer: z.enum(['ok', 'degraded']), objects: z.number().int() }),
+  exposure: { http: { method: 'GET', path: '/api/v1/health/ready' } },
+  stability: 'stable',
+  reads: 'layer',
+  handler: (_input, { layer }) => ({
+    status: 'ready' as const,
+    layer: layer.index.state,
+    objects: layer.index.objects.length,
+  }),
+});
+
+export const BUILTIN_CAPABILITIES: readonly CapabilityDescriptor[] = Object.freeze([
+  repositoryInfo,
+  objectsList,
+  objectsGet,
+  objectsSearch,
+  capabilitiesList,
+  capabilitiesDescribe,
+  peersList,
+  peersAnnounce,
+  healthLive,
+  healthReady,
+]);

@@ -1,0 +1,54 @@
+/**
+ * The plain-data description of every capability: what `capabilities.list` and
+ * `capabilities.describe` answer, what the snapshot carries to other threads, and what OpenAPI
+ * and the generated docs are written from. JSON Schemas come from the zod schemas, never by hand.
+ */
+import { z } from 'zod';
+import { annotationsFor, type CapabilityDescriptor, type ToolAnnotations } from './descriptor.js';
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface CapabilityEntry {
+  id: string;
+  kind: CapabilityDescriptor['kind'];
+  title: string;
+  description: string;
+  stability: CapabilityDescriptor['stability'];
+  reads: CapabilityDescriptor['reads'];
+  exposure: CapabilityDescriptor['exposure'];
+  annotations: ToolAnnotations;
+  input_schema: JsonSchema;
+  output_schema: JsonSchema;
+}
+
+export interface CapabilityCatalog {
+  /** Sorted by id. */
+  entries: readonly CapabilityEntry[];
+  byId(id: string): CapabilityEntry | undefined;
+}
+
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as JsonSchema;
+  return rest;
+}
+
+export function catalogEntry(d: CapabilityDescriptor): CapabilityEntry {
+  return {
+    id: d.id,
+    kind: d.kind,
+    title: d.title,
+    description: d.description,
+    stability: d.stability,
+    reads: d.reads,
+    exposure: d.exposure,
+    annotations: annotationsFor(d.kind),
+    input_schema: jsonSchemaOf(d.input, 'input'),
+    output_schema: jsonSchemaOf(d.output, 'output'),
+  };
+}
+
+export function catalogFrom(entries: readonly CapabilityEntry[]): CapabilityCatalog {
+  const sorted = [...entries].sort((a, b) => a.id.localeCompare(b.id));
+  const byId = new Map(sorted.map((e) => [e.id, e]));
+  return { entries: sorted, byId: (id) => byId.get(id) };
+}

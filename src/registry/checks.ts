@@ -1,0 +1,67 @@
+/**
+ * The rules a registry must satisfy before anything is projected from it. Every violation is
+ * collected (never just the first) and names every party involved.
+ */
+import { methodFor, type CapabilityDescriptor } from './descriptor.js';
+
+const ID = /^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/;
+const TOOL_NAME = /^[a-z0-9_]+$/;
+const URI_PREFIX = 'majordomus://';
+const ROUTE_PREFIX = '/api/v1/';
+
+export function registryViolations(descriptors: readonly CapabilityDescriptor[]): string[] {
+  const violations: string[] = [];
+  const owners = {
+    id: new Map<string, string[]>(),
+    'tool name': new Map<string, string[]>(),
+    'resource URI': new Map<string, string[]>(),
+    route: new Map<string, string[]>(),
+    'CLI path': new Map<string, string[]>(),
+  };
+  const claim = (what: keyof typeof owners, key: string, id: string): void => {
+    const list = owners[what].get(key) ?? [];
+    list.push(id);
+    owners[what].set(key, list);
+  };
+
+  for (const d of descriptors) {
+    claim('id', d.id, d.id);
+    if (!ID.test(d.id)) violations.push(`${d.id}: id must be namespace.local in [a-z0-9_]`);
+
+    const executable = d.kind === 'query' || d.kind === 'command';
+    if (executable && !d.handler) violations.push(`${d.id}: a ${d.kind} needs a handler`);
+    if (d.kind === 'resource' && d.handler) violations.push(`${d.id}: a resource has no handler`);
+
+    const { mcp, http, cli } = d.exposure;
+    if (mcp?.tool !== undefined) {
+      claim('tool name', mcp.tool, d.id);
+      if (!TOOL_NAME.test(mcp.tool)) violations.push(`${d.id}: tool name "${mcp.tool}" is not [a-z0-9_]+`);
+      if (d.kind === 'resource') violations.push(`${d.id}: a resource cannot be an MCP tool`);
+    }
+    if (mcp?.resource !== undefined) {
+      claim('resource URI', mcp.resource, d.id);
+      if (!mcp.resource.startsWith(URI_PREFIX)) {
+        violations.push(`${d.id}: resource URI "${mcp.resource}" is not ${URI_PREFIX}`);
+      }
+    }
+    if (http) {
+      claim('route', `${http.method} ${http.path}`, d.id);
+      if (!http.path.startsWith(ROUTE_PREFIX)) violations.push(`${d.id}: route "${http.path}" is not under ${ROUTE_PREFIX}`);
+      const wanted = methodFor(d.kind);
+      if (http.method !== wanted) {
+        violations.push(`${d.id}: a ${d.kind} is bound to ${wanted}, not ${http.method}`);
+      }
+    }
+    if (cli) {
+      claim('CLI path', cli.path, d.id);
+      if (d.reads === 'peers') violations.push(`${d.id}: a capability that reads the peer board has no CLI path`);
+    }
+  }
+
+  for (const [what, map] of Object.entries(owners)) {
+    for (const [key, ids] of map) {
+      if (ids.length > 1) violations.push(`duplicate ${what} "${key}": ${ids.join(', ')}`);
+    }
+  }
+  return violations;
+}

@@ -1,0 +1,84 @@
+/**
+ * What a capability is. A descriptor is declared once (in a capability module such as
+ * `builtins.ts`) and every surface — MCP, HTTP, OpenAPI, CLI, generated docs — is derived from it.
+ */
+import type { z } from 'zod';
+import type { CapabilityCatalog } from './catalog.js';
+import type { LayerView } from '../layer/view.js';
+import type { PeerAccess } from '../peers/board.js';
+
+/**
+ * `query` is executed and read-only; `resource` is read and has no handler; `command` is executed
+ * and changes this process's memory only — never the repository. The kind alone decides the HTTP
+ * method and the MCP annotations.
+ */
+export const CAPABILITY_KINDS = ['query', 'resource', 'command'] as const;
+export type CapabilityKind = (typeof CAPABILITY_KINDS)[number];
+
+export type Stability = 'stable' | 'experimental' | 'deprecated';
+
+/**
+ * Which state a handler reads. It decides where a call can run: `registry` and `layer` handlers
+ * are pure functions of the frozen snapshot (any thread, the pool for HTTP); `peers` handlers run
+ * where the peer board lives (the main thread).
+ */
+export const CAPABILITY_READS = ['registry', 'layer', 'peers'] as const;
+export type CapabilityReads = (typeof CAPABILITY_READS)[number];
+
+export interface Exposure {
+  mcp?: { tool?: string; resource?: string };
+  http?: { method: 'GET' | 'POST'; path: string };
+  cli?: { path: string };
+}
+
+/** What a handler is given, by what it reads. */
+export interface ContextByReads {
+  registry: { catalog: CapabilityCatalog };
+  layer: { catalog: CapabilityCatalog; layer: LayerView };
+  peers: { peers: PeerAccess; caller: string | null };
+}
+
+export type CapabilityContext = ContextByReads[CapabilityReads];
+
+export interface CapabilityDescriptor<
+  I extends z.ZodType = z.ZodType,
+  O extends z.ZodType = z.ZodType,
+  R extends CapabilityReads = CapabilityReads,
+> {
+  /** `namespace.local` */
+  id: string;
+  kind: CapabilityKind;
+  title: string;
+  description: string;
+  input: I;
+  output: O;
+  exposure: Exposure;
+  stability: Stability;
+  reads: R;
+  handler?: (input: z.output<I>, context: ContextByReads[R]) => z.input<O> | Promise<z.input<O>>;
+}
+
+/** Declares a capability with its types checked against its schemas. */
+export function defineCapability<I extends z.ZodType, O extends z.ZodType, R extends CapabilityReads>(
+  descriptor: CapabilityDescriptor<I, O, R>,
+): CapabilityDescriptor {
+  return Object.freeze(descriptor) as unknown as CapabilityDescriptor;
+}
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  idempotentHint: boolean;
+  destructiveHint: false;
+  openWorldHint: false;
+}
+
+/** MCP annotations derived from the kind; never declared on a projection. */
+export function annotationsFor(kind: CapabilityKind): ToolAnnotations {
+  const readOnly = kind !== 'command';
+  return { readOnlyHint: readOnly, idempotentHint: readOnly, destructiveHint: false, openWorldHint: false };
+}
+
+/** The HTTP method the kind demands. */
+export function methodFor(kind: CapabilityKind): 'GET' | 'POST' {
+  return kind === 'command' ? 'POST' : 'GET';
+}

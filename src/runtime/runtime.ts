@@ -1,0 +1,89 @@
+/**
+ * The state one serving process owns — registry, layer view, peer board — and the one way to run
+ * a capability against it. The stdio session calls it directly; the HTTP thread reaches it only
+ * for what reads the peer board (everything else runs in the pool over the snapshot).
+ */
+import { CapabilityError, errorMessage } from '../errors.js';
+import type { CallOutcome } from '../../workers/types.js';
+import type { LayerView } from '../layer/view.js';
+import { instructionsFor } from '../mcp/instructions.js';
+import type { PeerBoard, PeerClient } from '../peers/board.js';
+import type { ContextByReads } from '../registry/descriptor.js';
+import { execute, parseInput, type Registry } from '../registry/registry.js';
+
+export interface RuntimeOptions {
+  registry: Registry;
+  layer: LayerView;
+  /** The peer board, where this thread owns it; pool threads have none. */
+  board: PeerBoard | null;
+  /** The shared server's base URL once bound; null while served alone. */
+  url: () => string | null;
+}
+
+export class Runtime {
+  readonly registry: Registry;
+  readonly layer: LayerView;
+  readonly board: PeerBoard | null;
+  readonly #url: () => string | null;
+
+  constructor(options: RuntimeOptions) {
+    this.registry = options.registry;
+    this.layer = options.layer;
+    this.board = options.board;
+    this.#url = options.url;
+  }
+
+  /** Validates the input and runs the capability with the context its `reads` asks for. */
+  async invoke(capabilityId: string, args: unknown, caller: string | null): Promise<unknown> {
+    const descriptor = this.registry.byId(capabilityId);
+    if (!descriptor) throw new CapabilityError('not_found', `no capability ${capabilityId}`);
+    const input = parseInput(descriptor, args);
+    if (caller !== null) this.board?.touch(caller);
+    return execute(descriptor, input, this.#context(descriptor.reads, caller));
+  }
+
+  join(client: PeerClient, transport: 'stdio' | 'http'): string {
+    return this.#board().join(client, transport);
+  }
+
+  leave(peerId: string): void {
+    this.#board().leave(peerId);
+  }
+
+  /** Runs a capability and answers with an outcome that survives a thread boundary. */
+  async outcome(capabilityId: string, args: unknown, caller: string | null): Promise<CallOutcome> {
+    try {
+      return { ok: true, output: await this.invoke(capabilityId, args, caller) };
+    } catch (error) {
+      if (error instanceof CapabilityError) return { ok: false, code: error.code, message: error.message };
+      return { ok: false, code: 'internal', message: errorMessage(error) };
+    }
+  }
+
+  instructions(peerId: string): string {
+    return instructionsFor({
+      counts: this.layer.countsByKind(),
+      state: this.layer.index.state,
+      diagnostics: this.layer.index.diagnostics.length,
+      url: this.#url(),
+      you: peerId,
+      peers: this.#board().list(),
+    });
+  }
+
+  #context(reads: keyof ContextByReads, caller: string | null): ContextByReads[keyof ContextByReads] {
+    switch (reads) {
+      case 'registry':
+        return { catalog: this.registry.catalog };
+      case 'layer':
+        return { catalog: this.registry.catalog, layer: this.layer };
+      case 'peers':
+        return { peers: this.#board(), caller };
+    }
+  }
+
+  #board(): PeerBoard {
+    if (!this.board) throw new CapabilityError('internal', 'the peer board lives in the main thread, not here');
+    return this.board;
+  }
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['tests/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Black-box tests spawn real servers; two cores are shared, so keep parallelism modest.
+    maxWorkers: 2,
+    fileParallelism: true,
+  },
+});

@@ -1,0 +1,23 @@
+/**
+ * A piscina task: run one capability over the frozen snapshot. The snapshot is decoded once when
+ * the pool thread starts; each call is a pure function of it.
+ */
+import { workerData } from 'node:worker_threads';
+import { decodeSnapshot } from '../src/layer/snapshot.js';
+import { createLayerView } from '../src/layer/view.js';
+import { BUILTIN_CAPABILITIES } from '../src/registry/builtins.js';
+import { buildRegistry } from '../src/registry/registry.js';
+import { Runtime } from '../src/runtime/runtime.js';
+import type { CallOutcome, PoolTask, PoolWorkerData } from './types.js';
+
+const { snapshot } = workerData as PoolWorkerData;
+const runtime = new Runtime({
+  registry: buildRegistry(BUILTIN_CAPABILITIES),
+  layer: createLayerView(decodeSnapshot(snapshot).index),
+  board: null,
+  url: () => null,
+});
+
+export function runCapability(task: PoolTask): Promise<CallOutcome> {
+  return runtime.outcome(task.capabilityId, task.input, task.caller);
+}
