@@ -1,0 +1,274 @@
+/**
+ * Builds the index of a root whose manifest is already read: discover the candidate files, read
+ * each one at most once (bounded concurrency, never following a link, never reading an oversized
+ * file), validate it against its kind, then drop identities claimed twice. Every refusal is a
+ * diagnostic and the file is left out; the index still serves, `degraded`. The result is
+ * deterministic: sorted objects and diagnostics, no timestamps.
+ */
+import { constants } from 'node:fs';
+import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { log } from '../log.js';
+import { repositoryId } from './identity.js';
+import { discover } from './discovery.js';
+import { isMapping, parseYaml, splitFrontMatter } from './front-matter.js';
+import { checkMetadata, matchKind, mayHoldKind, objectId, objectUri, type KindSpec } from './kinds.js';
+import type { Manifest } from './manifest.js';
+import type { Diagnostic, DiagnosticCode, DiscoveryMode, LayerIndex, LayerObject } from './types.js';
+
+/** Files larger than this are refused from their size alone; they are never opened. */
+export const MAX_FILE_BYTES = 4 * 1024 * 1024;
+/** How many files are read at once. */
+export const READ_CONCURRENCY = 32;
+
+// O_NOFOLLOW closes the race between lstat and open; O_NONBLOCK keeps a FIFO swapped in from hanging.
+// The read itself is bounded, so a file that grew after lstat is still never read past the limit.
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+type Outcome = { object: LayerObject } | { diagnostics: Diagnostic[] };
+
+function problem(code: DiagnosticCode, path: string, message: string): { diagnostics: Diagnostic[] } {
+  return { diagnostics: [{ severity: 'error', code, path, message }] };
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function fileKind(info: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
+  if (info.isDirectory()) return 'a directory';
+  if (info.isFIFO()) return 'a FIFO';
+  if (info.isSocket()) return 'a socket';
+  return 'a device';
+}
+
+
+/** Runs `task` over `items` with at most `limit` in flight; results keep the input order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, task: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await task(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+async function readBytes(absolute: string, path: string): Promise<Buffer | { diagnostics: Diagnostic[] }> {
+  let info;
+  try {
+    info = await lstat(absolute);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+    const why = code === 'ENOENT' ? 'listed by discovery but missing from the working tree' : 'cannot be inspected';
+    return problem('unreadable', path, `${why} (${code})`);
+  }
+  if (info.isSymbolicLink()) {
+    const target = await readlink(absolute).catch(() => '?');
+    return problem('symlink', path, `a symbolic link to ${target}; links are never followed`);
+  }
+  if (!info.isFile()) return problem('unreadable', path, `${fileKind(info)}, not a regular file`);
+  if (info.size > MAX_FILE_BYTES) {
+    return problem('oversized', path, `${info.size} bytes, over the ${MAX_FILE_BYTES}-byte (4 MiB) limit; it was not read`);
+  }
+  let handle;
+  try {
+    handle = await open(absolute, OPEN_FLAGS);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+    if (code === 'ELOOP') return problem('symlink', path, 'became a symbolic link while indexing; links are never followed');
+    return problem('unreadable', path, `cannot be opened (${code})`);
+  }
+  try {
+    const bytes = await readBounded(handle, info.size);
+    if (bytes === undefined) {
+      return problem('oversized', path, `grew over the ${MAX_FILE_BYTES}-byte (4 MiB) limit while indexing; it was not served`);
+    }
+    return bytes;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+    return problem('unreadable', path, `cannot be read (${code})`);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Reads the whole file but never more than MAX_FILE_BYTES + 1 bytes (undefined when over the
+ * limit). `expected` is the size lstat saw; the file may have changed since, so the bound is
+ * enforced while reading rather than trusted from a second stat.
+ */
+async function readBounded(handle: FileHandle, expected: number): Promise<Buffer | undefined> {
+  let buffer = Buffer.allocUnsafe(Math.min(expected, MAX_FILE_BYTES) + 1);
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      if (length > MAX_FILE_BYTES) return undefined;
+      const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, MAX_FILE_BYTES + 1));
+      buffer.copy(grown, 0, 0, length);
+      buffer = grown;
+    }
+    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+    if (bytesRead === 0) break;
+    length += bytesRead;
+  }
+  return length > MAX_FILE_BYTES ? undefined : buffer.subarray(0, length);
+}
+
+/** A symlink diagnostic when `path`, where a directory of layer files could be, is a link. */
+async function linkedContainer(root: string, path: string): Promise<Diagnostic | undefined> {
+  const absolute = join(root, path);
+  const info = await lstat(absolute).catch(() => undefined);
+  if (info === undefined || !info.isSymbolicLink()) return undefined;
+  const target = await readlink(absolute).catch(() => '?');
+  return {
+    severity: 'error',
+    code: 'symlink',
+    path,
+    message: `a symbolic link to ${target} where layer files could be; links are never followed, so nothing below it is served`,
+  };
+}
+
+function sortedTags(metadata: Record<string, unknown>): string[] {
+  const tags = metadata.tags;
+  if (!Array.isArray(tags)) return [];
+  return [...new Set(tags.filter((tag): tag is string => typeof tag === 'string'))].sort(compare);
+}
+
+async function indexFile(root: string, path: string, spec: KindSpec, pathIdentity: string): Promise<Outcome> {
+  const bytes = await readBytes(join(root, path), path);
+  if (!Buffer.isBuffer(bytes)) return bytes;
+
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return problem('invalid_utf8', path, 'not valid UTF-8');
+  }
+
+  let data: Record<string, unknown>;
+  let body: string;
+  let where: string;
+  if (spec.format === 'markdown') {
+    const split = splitFrontMatter(text);
+    if (split.kind === 'error') return problem(split.code, path, split.message);
+    if (split.kind === 'none' && spec.frontMatterRequired) {
+      const required = Object.entries(spec.schema.shape)
+        .filter(([, field]) => !z.safeParse(field, undefined).success)
+        .map(([key]) => key);
+      return problem(
+        'missing_front_matter',
+        path,
+        `a ${spec.kind} needs YAML front matter between --- lines with ${required.join(' and ')}`,
+      );
+    }
+    data = split.kind === 'present' ? split.data : {};
+    body = split.body;
+    where = 'front matter';
+  } else {
+    const parsed = parseYaml(text);
+    if (!parsed.ok) return problem('malformed_yaml', path, `not valid YAML: ${parsed.message}`);
+    if (parsed.value !== null && parsed.value !== undefined && !isMapping(parsed.value)) {
+      return problem('schema_violation', path, `a ${spec.kind} must be a YAML mapping`);
+    }
+    data = parsed.value ?? {};
+    body = '';
+    where = 'the YAML document';
+  }
+
+  const checked = checkMetadata(spec, data, where);
+  if (!checked.ok) {
+    return {
+      diagnostics: checked.problems.map(({ code, message }) => ({ severity: 'error', code, path, message })),
+    };
+  }
+  const metadata = checked.metadata;
+  const identity = spec.identity(pathIdentity, metadata);
+  return {
+    object: {
+      uri: objectUri(spec.kind, identity),
+      id: objectId(spec.kind, identity),
+      kind: spec.kind,
+      identity,
+      title: spec.title(identity, metadata, body),
+      description: spec.description(metadata, body),
+      metadata,
+      provenance: { path, size: bytes.length },
+      media_type: spec.mediaType,
+      content: text,
+      tags: sortedTags(metadata),
+    },
+  };
+}
+
+/** Builds the index of `root` (holding `manifest`) without searching for the root. */
+export async function buildIndex(root: string, manifest: Manifest, discovery: DiscoveryMode): Promise<LayerIndex> {
+  const realRoot = await realpath(root);
+  const found = await discover({ root: realRoot, repoPath: manifest.repoPath, localPath: manifest.localPath, mode: discovery });
+  const enabled = new Set(manifest.sections);
+  const prefixLength = manifest.repoPath.length + 1;
+
+  const candidates: Array<{ path: string; spec: KindSpec; pathIdentity: string }> = [];
+  const containers: string[] = [];
+  for (const path of found.paths) {
+    const relative = path.slice(prefixLength);
+    const match = matchKind(relative, enabled);
+    if (match !== undefined) candidates.push({ path, ...match });
+    else if (mayHoldKind(relative, enabled)) containers.push(path);
+  }
+
+  const outcomes = await mapLimit(candidates, READ_CONCURRENCY, (candidate) =>
+    indexFile(realRoot, candidate.path, candidate.spec, candidate.pathIdentity),
+  );
+  const linked = await mapLimit(containers, READ_CONCURRENCY, (path) => linkedContainer(realRoot, path));
+
+  const diagnostics: Diagnostic[] = [...found.diagnostics];
+  for (const diagnostic of linked) if (diagnostic !== undefined) diagnostics.push(diagnostic);
+  const byUri = new Map<string, LayerObject[]>();
+  for (const outcome of outcomes) {
+    if ('diagnostics' in outcome) {
+      diagnostics.push(...outcome.diagnostics);
+      continue;
+    }
+    const claimants = byUri.get(outcome.object.uri);
+    if (claimants === undefined) byUri.set(outcome.object.uri, [outcome.object]);
+    else claimants.push(outcome.object);
+  }
+
+  const objects: LayerObject[] = [];
+  for (const [uri, claimants] of byUri) {
+    const [only] = claimants;
+    if (claimants.length === 1 && only !== undefined) {
+      objects.push(only);
+      continue;
+    }
+    // Neither claimant wins: serving one would depend on discovery order.
+    for (const claimant of claimants) {
+      const others = claimants.filter((other) => other !== claimant).map((other) => other.provenance.path);
+      diagnostics.push({
+        severity: 'error',
+        code: 'duplicate_identity',
+        path: claimant.provenance.path,
+        message: `claims ${uri}, also claimed by ${others.join(', ')}; every claimant is left out`,
+      });
+    }
+  }
+
+  objects.sort((a, b) => compare(a.uri, b.uri));
+  diagnostics.sort((a, b) => compare(a.path, b.path) || compare(a.code, b.code) || compare(a.message, b.message));
+  const state = diagnostics.some((diagnostic) => diagnostic.severity === 'error') ? 'degraded' : 'ok';
+  log.debug(`layer: ${objects.length} objects, ${diagnostics.length} diagnostics (${discovery} discovery)`);
+  return {
+    repository_id: repositoryId(realRoot),
+    root: realRoot,
+    discovery,
+    state,
+    objects,
+    diagnostics,
+    sections: [...manifest.sections],
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * The public entry of the layer: find the root, read the manifest, build the index, and apply
+ * `--strict`. Everything a projection needs from `src/layer/` is exported here.
+ */
+import { resolve } from 'node:path';
+import { MajordomusError } from '../errors.js';
+import { buildIndex } from './build-index.js';
+import { readManifest } from './manifest.js';
+import { findRoot } from './root.js';
+import type { Diagnostic, DiscoveryMode, LayerIndex } from './types.js';
+
+export { buildIndex, MAX_FILE_BYTES } from './build-index.js';
+export { repositoryId } from './identity.js';
+export { findRoot, type RootLocation } from './root.js';
+export { readManifest, parseManifest, ManifestSchema, MANIFEST_PATH, type Manifest } from './manifest.js';
+export { KIND_SCHEMAS, KINDS, objectUri } from './kinds.js';
+export { searchObjects, type SearchHit, type SearchOptions } from './search.js';
+
+/** How to load the layer: the command line's `--repo`, `--discovery` and `--strict`. */
+export interface LoadOptions {
+  /** Where the process runs; the search starts here unless `repo` is given. */
+  cwd: string;
+  /** `--repo DIR`: replaces `cwd` as the start of the search (relative to `cwd`). */
+  repo?: string;
+  discovery: DiscoveryMode;
+  /** Refuse a degraded index (MAJ_LAYER_DEGRADED) instead of serving it. */
+  strict: boolean;
+}
+
+/** One diagnostic on one line, as logs and error messages show it. */
+export function formatDiagnostic(diagnostic: Diagnostic): string {
+  return `${diagnostic.severity} ${diagnostic.code} ${diagnostic.path}: ${diagnostic.message}`;
+}
+
+/** Finds the root, reads its manifest and builds the index; see LoadOptions for the refusals. */
+export async function loadLayer(options: LoadOptions): Promise<LayerIndex> {
+  const start = options.repo === undefined ? resolve(options.cwd) : resolve(options.cwd, options.repo);
+  const { root, manifestPath } = await findRoot(start);
+  const manifest = await readManifest(manifestPath);
+  const index = await buildIndex(root, manifest, options.discovery);
+  if (options.strict && index.state === 'degraded') {
+    const lines = index.diagnostics.map((diagnostic) => `  - ${formatDiagnostic(diagnostic)}`);
+    throw new MajordomusError(
+      'MAJ_LAYER_DEGRADED',
+      `--strict refuses the degraded layer at ${index.root} (${index.diagnostics.length} ${index.diagnostics.length === 1 ? 'diagnostic' : 'diagnostics'}):\n${lines.join('\n')}`,
+    );
+  }
+  return index;
+}
