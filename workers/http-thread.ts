@@ -71,7 +71,7 @@ const backend: McpBackend = {
   },
   objects: () => layer.index.objects,
   object: (uri) => layer.get(uri),
-  join: (client) => host.join(client),
+  join: (client, preferred) => host.join(client, preferred),
   leave: (peerId) => {
     lastTouch.delete(peerId);
     void host.leave(peerId);
@@ -143,6 +143,7 @@ function serve(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
     host: req.getHeader('host'),
     origin: req.getHeader('origin'),
     sessionId: req.getHeader('mcp-session-id'),
+    peerHint: req.getHeader('mcp-peer-id'),
     body: EMPTY,
   };
   const declared = req.getHeader('content-length');

@@ -47,7 +47,7 @@ export type HttpStartMessage =
 export interface HostControl {
   /** Runs a capability that reads the peer board. */
   invoke(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome>;
-  join(client: PeerClient): Promise<string>;
+  join(client: PeerClient, preferredPeerId?: string): Promise<string>;
   leave(peerId: string): Promise<void>;
   touch(peerId: string): Promise<void>;
   instructions(peerId: string): Promise<string>;

@@ -43,7 +43,11 @@ async function main(): Promise<void> {
       code = EXIT.internal;
     }
   }
-  process.exitCode = code;
+  // Exit even if stdin is still open (a signal ended the session); stdout is written synchronously
+  // to pipes and files. Whatever path led here, an HTTP thread still running is stopped first.
+  const { runExitHooks } = await import('../runtime/exit-hooks.js');
+  await runExitHooks();
+  process.exit(code);
 }
 
 await main();

@@ -8,7 +8,9 @@ import { errorMessage } from '../errors.js';
 import { McpSession, parseErrorResponse, type McpBackend } from '../mcp/session.js';
 import { emptyReply, errorReply, jsonReply, type HttpReply } from './reply.js';
 
-export const SESSION_HEADER = 'mcp-session-id';
+export const SESSION_HEADER = 'Mcp-Session-Id';
+/** Names the caller's peer id on initialize; a bridge sends it back to keep its identity. */
+export const PEER_HEADER = 'Mcp-Peer-Id';
 
 interface OpenSession {
   session: McpSession;
@@ -51,7 +53,7 @@ export class McpEndpoint {
     return open.session.peerId;
   }
 
-  async post(body: Uint8Array, sessionId: string): Promise<HttpReply> {
+  async post(body: Uint8Array, sessionId: string, peerHint = ''): Promise<HttpReply> {
     let message: unknown;
     try {
       message = JSON.parse(Buffer.from(body).toString('utf8'));
@@ -68,7 +70,8 @@ export class McpEndpoint {
         return errorReply('lease_lost', 'this server no longer holds the lease of the checkout; attach to the current one');
       }
       issued = randomUUID();
-      open = { session: new McpSession(this.#options.backend), lastSeen: this.#now() };
+      const session = new McpSession(this.#options.backend, peerHint === '' ? {} : { preferredPeerId: peerHint });
+      open = { session, lastSeen: this.#now() };
     } else {
       open = this.#sessions.get(sessionId);
       if (!open) return errorReply('session_not_found', `no session ${sessionId}: it ended or expired`);
@@ -81,7 +84,13 @@ export class McpEndpoint {
       if (answer?.error !== undefined) return jsonReply(200, answer);
       this.#sessions.set(issued, open);
     }
-    const headers = issued !== undefined ? ([['Mcp-Session-Id', issued]] as const) : undefined;
+    const headers =
+      issued !== undefined
+        ? ([
+            [SESSION_HEADER, issued],
+            [PEER_HEADER, open.session.peerId ?? ''],
+          ] as const)
+        : undefined;
     if (answer === undefined) return emptyReply(202, headers);
     return jsonReply(200, answer, headers);
   }

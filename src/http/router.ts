@@ -22,6 +22,8 @@ export interface HttpRequest {
   host: string;
   origin: string;
   sessionId: string;
+  /** `Mcp-Peer-Id` on initialize: the peer id this client had before a takeover. */
+  peerHint: string;
   body: Uint8Array;
 }
 
@@ -104,7 +106,7 @@ export function createRouter(services: RouterServices): Router {
     const { path, method } = request;
 
     if (path === '/mcp') {
-      if (method === 'POST') return services.mcp.post(request.body, request.sessionId);
+      if (method === 'POST') return services.mcp.post(request.body, request.sessionId, request.peerHint);
       if (method === 'DELETE') return services.mcp.delete(request.sessionId);
       return errorReply('method_not_allowed', `${method} /mcp is not served: this server sends no stream; POST JSON-RPC, DELETE to end`);
     }

@@ -10,6 +10,7 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { MajordomusError } from '../errors.js';
 import { encodeSnapshot } from '../layer/snapshot.js';
 import { log } from '../log.js';
+import { onExit } from '../runtime/exit-hooks.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { VERSION } from '../version.js';
 import type { HostControl, HttpControl, HttpStartMessage, HttpWorkerData } from '../../workers/types.js';
@@ -45,8 +46,8 @@ export function defaultPoolThreads(): number {
 function hostControl(runtime: Runtime, onPeersChanged: () => void): HostControl {
   return {
     invoke: async (capabilityId, input, caller) => runtime.outcome(capabilityId, input, caller),
-    join: async (client) => {
-      const id = runtime.join(client, 'http');
+    join: async (client, preferred) => {
+      const id = runtime.join(client, 'http', preferred);
       onPeersChanged();
       return id;
     },
@@ -104,7 +105,8 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
   }
 
   let stopping: Promise<void> | null = null;
-  return {
+  let forget = (): void => {};
+  const thread: HttpThread = {
     port: started.port,
     url: urlOf(options.host, started.port),
     fellBackFrom: started.port !== started.requestedPort && started.requestedPort !== 0 ? started.requestedPort : null,
@@ -114,8 +116,11 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
         await control.stop().catch(() => undefined);
         await exited;
         closePorts();
+        forget();
       })();
       return stopping;
     },
   };
+  forget = onExit(() => thread.stop());
+  return thread;
 }

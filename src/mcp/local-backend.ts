@@ -10,7 +10,7 @@ export function localBackend(runtime: Runtime, transport: 'stdio' | 'http'): Mcp
     invoke: (capabilityId, args, caller) => runtime.invoke(capabilityId, args, caller),
     objects: () => runtime.layer.index.objects,
     object: (uri) => runtime.layer.get(uri),
-    join: async (client) => runtime.join(client, transport),
+    join: async (client, preferred) => runtime.join(client, transport, preferred),
     leave: (peerId) => runtime.leave(peerId),
     instructions: async (peerId) => runtime.instructions(peerId),
   };

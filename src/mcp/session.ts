@@ -30,7 +30,7 @@ export interface McpBackend {
   invoke(capabilityId: string, args: unknown, caller: string | null): Promise<unknown>;
   objects(): readonly LayerObject[];
   object(uri: string): LayerObject | undefined;
-  join(client: PeerClient): Promise<string>;
+  join(client: PeerClient, preferredPeerId?: string): Promise<string>;
   leave(peerId: string): void;
   instructions(peerId: string): Promise<string>;
 }
@@ -65,9 +65,12 @@ export class McpSession {
   #peerId: string | null = null;
   #protocolVersion: string | null = null;
   #closed = false;
+  readonly #preferredPeerId: string | undefined;
 
-  constructor(backend: McpBackend) {
+  /** `preferredPeerId`: the identity this client had on a server that is gone (see PeerBoard.join). */
+  constructor(backend: McpBackend, options: { preferredPeerId?: string } = {}) {
     this.#backend = backend;
+    this.#preferredPeerId = options.preferredPeerId;
   }
 
   get peerId(): string | null {
@@ -160,7 +163,7 @@ export class McpSession {
       version: typeof info.version === 'string' ? info.version : '',
     };
     this.#protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
-    if (this.#peerId === null) this.#peerId = await this.#backend.join(client);
+    if (this.#peerId === null) this.#peerId = await this.#backend.join(client, this.#preferredPeerId);
     return {
       protocolVersion: this.#protocolVersion,
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
@@ -213,4 +216,14 @@ export class McpSession {
     if (!object) throw new RpcError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`);
     return { contents: [{ uri: object.uri, mimeType: object.media_type, text: object.content }] };
   }
+}
+
+/** A session as a stdio frame handler. */
+export function sessionFrames(session: McpSession): { handleLine(line: string): Promise<string | undefined> } {
+  return {
+    async handleLine(line) {
+      const answer = await session.handleText(line);
+      return answer === undefined ? undefined : JSON.stringify(answer);
+    },
+  };
 }

@@ -5,14 +5,14 @@
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { log } from '../log.js';
-import type { JsonRpcResponse } from './session.js';
 
-export interface StdioHandler {
-  handleText(text: string): Promise<JsonRpcResponse | undefined>;
+/** Answers one frame's text with the frame to write back, if any. */
+export interface FrameHandler {
+  handleLine(line: string): Promise<string | undefined>;
 }
 
 /** Serves frames from `input` until EOF (or a broken `output`); resolves when the session is over. */
-export function serveStdio(handler: StdioHandler, input: Readable, output: Writable): Promise<void> {
+export function serveStdio(handler: FrameHandler, input: Readable, output: Writable): Promise<void> {
   return new Promise((resolve) => {
     let ended = false;
     const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
@@ -30,9 +30,9 @@ export function serveStdio(handler: StdioHandler, input: Readable, output: Writa
     lines.on('line', (line) => {
       if (line.trim().length === 0) return;
       queue = queue.then(async () => {
-        if (ended) return;
-        const answer = await handler.handleText(line);
-        if (answer !== undefined && !ended) output.write(`${JSON.stringify(answer)}\n`);
+        if (ended && output.destroyed) return;
+        const frame = await handler.handleLine(line);
+        if (frame !== undefined && !output.destroyed) output.write(`${frame}\n`);
       });
     });
     lines.on('close', finish);

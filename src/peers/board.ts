@@ -52,8 +52,10 @@ export function pathsOverlap(a: string, b: string): boolean {
   return x.startsWith(`${y}/`) || y.startsWith(`${x}/`);
 }
 
+/** `./src/` → `src`; `.`, `./` and `/` name the whole checkout (the empty path). */
 function normalisePath(path: string): string {
-  return path.trim().replace(/^\.\/+/, '').replace(/\/+/g, '/').replace(/\/$/, '');
+  const normal = path.trim().replace(/^\.\/+/, '').replace(/\/+/g, '/').replace(/\/$/, '');
+  return normal === '.' ? '' : normal;
 }
 
 export class PeerBoard implements PeerAccess {
@@ -65,8 +67,14 @@ export class PeerBoard implements PeerAccess {
     this.#now = now;
   }
 
-  join(client: PeerClient, transport: Peer['transport']): string {
-    const id = `p${this.#next++}`;
+  /**
+   * Adds a peer. A `preferred` id (a client that survived a takeover keeps its identity) is
+   * granted when it is well-formed and free; otherwise the next fresh id is issued.
+   */
+  join(client: PeerClient, transport: Peer['transport'], preferred?: string): string {
+    const wanted = preferred !== undefined && /^p[1-9]\d{0,8}$/.test(preferred) && !this.#peers.has(preferred) ? preferred : null;
+    const id = wanted ?? `p${this.#next}`;
+    this.#next = Math.max(this.#next, Number(id.slice(1)) + 1);
     const at = this.#now();
     this.#peers.set(id, { id, client, transport, connectedAt: at, lastSeen: at });
     return id;

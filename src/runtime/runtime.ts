@@ -42,8 +42,8 @@ export class Runtime {
     return execute(descriptor, input, this.#context(descriptor.reads, caller));
   }
 
-  join(client: PeerClient, transport: 'stdio' | 'http'): string {
-    return this.#board().join(client, transport);
+  join(client: PeerClient, transport: 'stdio' | 'http', preferredPeerId?: string): string {
+    return this.#board().join(client, transport, preferredPeerId);
   }
 
   leave(peerId: string): void {

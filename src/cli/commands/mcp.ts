@@ -1,30 +1,80 @@
-/** `majordomus mcp`: MCP on stdio, `--standalone`, or `--inspect`. */
+/**
+ * `majordomus mcp`: MCP on stdio. Plain `mcp` joins the checkout's shared server (owning it,
+ * bridging to it, or serving alone when it cannot share); `--standalone` serves this client
+ * alone and writes nothing; `--inspect` prints what would be served.
+ */
 import { EXIT } from '../../errors.js';
 import { log } from '../../log.js';
-import { localBackend } from '../../mcp/local-backend.js';
-import { McpSession } from '../../mcp/session.js';
 import { serveStdio } from '../../mcp/stdio.js';
-import { PeerBoard } from '../../peers/board.js';
-import { loadServing } from '../../runtime/load.js';
-import { Runtime } from '../../runtime/runtime.js';
-import { choiceOption, type ParsedArgs } from '../args.js';
+import { Shutdown } from '../../runtime/shutdown.js';
+import { ClientLink } from '../../shared/link.js';
+import { locateCheckout } from '../../shared/locate.js';
+import { VERSION } from '../../version.js';
+import { choiceOption, portOption, usageError, type ParsedArgs } from '../args.js';
+
+export const DEFAULT_HTTP_HOST = '127.0.0.1';
+export const DEFAULT_HTTP_PORT = 8741;
+
+function checkCombination(args: ParsedArgs): void {
+  const { inspect, standalone, format } = args.options;
+  const httpGiven = args.options['http-host'] !== undefined || args.options['http-port'] !== undefined;
+  if (args.positionals.length > 0) throw usageError(`mcp takes no arguments, not "${args.positionals[0]}"`);
+  if (inspect && standalone) throw usageError('--inspect and --standalone exclude each other');
+  if (format !== undefined && !inspect) throw usageError('--format belongs to --inspect');
+  if (httpGiven && (inspect || standalone)) throw usageError('--http-host/--http-port have no meaning without a shared server');
+}
 
 export async function runMcp(args: ParsedArgs): Promise<number> {
+  checkCombination(args);
   if (args.options.inspect) {
     const format = choiceOption(args.options.format, 'format', ['text', 'json'] as const, 'text');
     const { runInspect } = await import('./inspect.js');
     return runInspect(args.global, format);
   }
-  return serveAlone(args);
+  if (args.options.standalone) return serveStandalone(args);
+  return serveShared(args);
 }
 
-/** Serves this client alone: no port, no lease, no peers but itself, nothing written. */
-async function serveAlone(args: ParsedArgs): Promise<number> {
+/** This client alone: no port, no lease, no peers but itself, nothing written. */
+async function serveStandalone(args: ParsedArgs): Promise<number> {
+  const [{ loadServing }, { Runtime }, { PeerBoard }, { McpSession, sessionFrames }, { localBackend }] = await Promise.all([
+    import('../../runtime/load.js'),
+    import('../../runtime/runtime.js'),
+    import('../../peers/board.js'),
+    import('../../mcp/session.js'),
+    import('../../mcp/local-backend.js'),
+  ]);
   const loaded = await loadServing(args.global);
   const runtime = new Runtime({ ...loaded, board: new PeerBoard(), url: () => null });
   const session = new McpSession(localBackend(runtime, 'stdio'));
-  log.info(`serving ${loaded.layer.index.objects.length} objects alone on stdio (${loaded.layer.index.state})`);
-  await serveStdio(session, process.stdin, process.stdout);
+  log.info(`serving ${loaded.layer.index.objects.length} objects to this client alone (${loaded.layer.index.state})`);
+  const shutdown = new Shutdown();
+  const stopped = new Promise<void>((resolve) => shutdown.handleSignals(() => resolve()));
+  await Promise.race([serveStdio(sessionFrames(session), process.stdin, process.stdout), stopped]);
   session.close();
+  return EXIT.ok;
+}
+
+async function serveShared(args: ParsedArgs): Promise<number> {
+  const cwd = process.cwd();
+  const checkout = await locateCheckout(args.global.repo ?? cwd);
+  const link = await ClientLink.start({
+    checkout,
+    global: args.global,
+    cwd,
+    host: String(args.options['http-host'] ?? DEFAULT_HTTP_HOST),
+    port: portOption(args.options['http-port'], 'http-port', DEFAULT_HTTP_PORT),
+    version: VERSION,
+  });
+  const shutdown = new Shutdown();
+  shutdown.addUrgent(() => link.releaseLeaseNow());
+  shutdown.add(() => link.abort());
+  const signalled = new Promise<'signal'>((resolve) => shutdown.handleSignals(() => resolve('signal')));
+  const ended = await Promise.race([serveStdio(link, process.stdin, process.stdout).then(() => 'eof' as const), signalled]);
+  if (ended === 'eof') {
+    // The client is gone; a peer may still be attached (invariant: no process without a client).
+    await Promise.race([link.close(), signalled]);
+  }
+  await shutdown.run(ended === 'eof' ? 'the client and every peer have gone' : 'signal');
   return EXIT.ok;
 }

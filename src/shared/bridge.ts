@@ -1,0 +1,119 @@
+/**
+ * The bridge's wire: one loopback HTTP request per stdio message to the shared server's `/mcp`.
+ * No SDK and no HTTP library — the server always answers with Content-Length — and no keep-alive,
+ * so a refused connection proves that a message never ran.
+ */
+import { Agent, request } from 'node:http';
+
+export type Delivery =
+  /** The server answered with a frame for the client (a response, or a refusal made into one). */
+  | { kind: 'answer'; text: string }
+  /** The server accepted a notification. */
+  | { kind: 'accepted' }
+  /** The server is gone or no longer ours; `ran` says whether the message may have run. */
+  | { kind: 'lost'; why: string; mayHaveRun: boolean };
+
+const agent = new Agent({ keepAlive: false });
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+function post(url: string, method: 'POST' | 'DELETE', headers: Record<string, string>, body: string): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/mcp`, { method, agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function header(answer: RawAnswer, name: string): string | undefined {
+  const value = answer.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function requestId(line: string): string | number | null | undefined {
+  try {
+    const message = JSON.parse(line) as { id?: unknown; method?: unknown };
+    if (typeof message.method !== 'string') return undefined;
+    return typeof message.id === 'string' || typeof message.id === 'number' ? message.id : undefined;
+  } catch {
+    return null;
+  }
+}
+
+/** A refusal that is not already JSON-RPC becomes a JSON-RPC error for the request it answers. */
+function refusalFrame(line: string, answer: RawAnswer): string | undefined {
+  if (answer.body.includes('"jsonrpc"')) return answer.body;
+  const id = requestId(line);
+  if (id === undefined) return undefined; // a notification gets no answer
+  let detail = `HTTP ${answer.status}`;
+  try {
+    const { error } = JSON.parse(answer.body) as { error?: { code?: string; message?: string } };
+    if (error) detail = `${error.code ?? answer.status}: ${error.message ?? ''}`;
+  } catch {
+    // keep the status alone
+  }
+  const code = answer.status >= 500 ? -32603 : -32600;
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message: `the shared server refused the request (${detail})` } });
+}
+
+export class HttpBridge {
+  readonly url: string;
+  #sessionId: string | null = null;
+  #peerId: string | null = null;
+
+  constructor(url: string) {
+    this.url = url;
+  }
+
+  get sessionId(): string | null {
+    return this.#sessionId;
+  }
+
+  /** The peer id the server gave this client at initialize. */
+  get peerId(): string | null {
+    return this.#peerId;
+  }
+
+  /** Sends one frame; `peerHint` asks the server to keep an identity on (re-)initialize. */
+  async deliver(line: string, peerHint?: string | null): Promise<Delivery> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    if (this.#sessionId !== null) headers['mcp-session-id'] = this.#sessionId;
+    if (peerHint) headers['mcp-peer-id'] = peerHint;
+    let answer: RawAnswer;
+    try {
+      answer = await post(this.url, 'POST', headers, line);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? '';
+      // Refused: the connection never opened, so the message provably never ran.
+      return { kind: 'lost', why: `${this.url} is unreachable (${code || String(error)})`, mayHaveRun: code !== 'ECONNREFUSED' };
+    }
+    const session = header(answer, 'mcp-session-id');
+    if (session) this.#sessionId = session;
+    const peer = header(answer, 'mcp-peer-id');
+    if (peer) this.#peerId = peer;
+    if (answer.status === 200) return { kind: 'answer', text: answer.body };
+    if (answer.status === 202) return { kind: 'accepted' };
+    if (answer.status === 404 && answer.body.includes('session_not_found')) {
+      return { kind: 'lost', why: 'the server lost this session', mayHaveRun: false };
+    }
+    if (answer.status === 409) return { kind: 'lost', why: 'the server lost its lease', mayHaveRun: false };
+    const frame = refusalFrame(line, answer);
+    return frame === undefined ? { kind: 'accepted' } : { kind: 'answer', text: frame };
+  }
+
+  /** Ends the session (client EOF); errors are irrelevant on the way out. */
+  async close(): Promise<void> {
+    if (this.#sessionId === null) return;
+    await post(this.url, 'DELETE', { 'mcp-session-id': this.#sessionId }, '').catch(() => undefined);
+    this.#sessionId = null;
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The election: who serves this checkout. A process tries to create the lease; the one that
+ * succeeds binds and serves, the others read the file and decide what it is:
+ *
+ * - live: its server answers the probe for this checkout → attach to it;
+ * - binding: young, no URL yet, its process alive → wait 100 ms and look again;
+ * - stale (the server does not answer, or its process is gone), corrupt (not a lease document),
+ *   empty or abandoned (no URL past the bind grace) → say what was found and take it over.
+ *
+ * Whatever the file holds, the election ends within its deadline (invariant 6).
+ */
+import { log } from '../log.js';
+import { createLease, LeaseUnavailable, newLeaseDocument, readLease, removeLeaseIfUnchanged, type LeaseDocument, type LeaseReading } from './lease.js';
+import type { Checkout } from './locate.js';
+import { probe } from './probe.js';
+
+export const ELECTION_DEADLINE_MS = 20_000;
+export const BIND_GRACE_MS = 15_000;
+const BINDING_POLL_MS = 100;
+
+export type ElectionOutcome = { role: 'owner'; lease: LeaseDocument } | { role: 'bridge'; url: string };
+
+export type Verdict =
+  | { kind: 'absent' }
+  | { kind: 'live'; url: string }
+  | { kind: 'binding' }
+  | { kind: 'stale' | 'corrupt' | 'empty' | 'abandoned'; detail: string; raw: string };
+
+export interface ElectionOptions {
+  checkout: Checkout;
+  version: string;
+  deadlineMs?: number;
+  bindGraceMs?: number;
+  now?: () => number;
+}
+
+function processIsGone(pid: number): boolean {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** Judges what a lease file holds right now. */
+export async function judgeLease(reading: LeaseReading, checkout: Checkout, bindGraceMs: number, now: number): Promise<Verdict> {
+  switch (reading.state) {
+    case 'absent':
+      return { kind: 'absent' };
+    case 'corrupt':
+      return { kind: 'corrupt', detail: reading.detail, raw: reading.raw };
+    case 'empty':
+      return now - reading.modifiedMs > bindGraceMs
+        ? { kind: 'empty', detail: `empty for ${Math.round((now - reading.modifiedMs) / 1000)} s`, raw: '' }
+        : { kind: 'binding' };
+    case 'document': {
+      const { doc, raw } = reading;
+      if (doc.url === null) {
+        if (processIsGone(doc.pid)) return { kind: 'stale', detail: `its process ${doc.pid} is gone before binding`, raw };
+        const started = Date.parse(doc.started_at);
+        const age = now - (Number.isFinite(started) ? Math.min(started, reading.modifiedMs) : reading.modifiedMs);
+        return age > bindGraceMs
+          ? { kind: 'abandoned', detail: `no URL ${Math.round(age / 1000)} s after it was taken by process ${doc.pid}`, raw }
+          : { kind: 'binding' };
+      }
+      const answer = await probe(doc.url, checkout.repositoryId);
+      return answer.live ? { kind: 'live', url: doc.url } : { kind: 'stale', detail: answer.why, raw };
+    }
+  }
+}
+
+/** Runs the election until this process owns the lease or has found a live server. */
+export async function elect(options: ElectionOptions): Promise<ElectionOutcome> {
+  const now = options.now ?? Date.now;
+  const deadline = now() + (options.deadlineMs ?? ELECTION_DEADLINE_MS);
+  const grace = options.bindGraceMs ?? BIND_GRACE_MS;
+  const path = options.checkout.leasePath;
+  while (now() < deadline) {
+    const doc = newLeaseDocument(options.checkout.root, options.version);
+    if (await createLease(path, doc)) return { role: 'owner', lease: doc };
+    const verdict = await judgeLease(await readLease(path), options.checkout, grace, now());
+    switch (verdict.kind) {
+      case 'absent':
+        continue;
+      case 'live':
+        return { role: 'bridge', url: verdict.url };
+      case 'binding':
+        await new Promise((resolve) => setTimeout(resolve, BINDING_POLL_MS));
+        continue;
+      default:
+        log.info(`found a ${verdict.kind} lease at ${path} (${verdict.detail}); taking it over`);
+        await removeLeaseIfUnchanged(path, verdict.raw);
+    }
+  }
+  throw new LeaseUnavailable(`no server could be elected within ${Math.round((options.deadlineMs ?? ELECTION_DEADLINE_MS) / 1000)} s (lease ${path})`);
+}

@@ -1,0 +1,290 @@
+/**
+ * The link between one stdio client and whoever serves it. A `majordomus mcp` process elects:
+ * it owns the shared server, bridges to it, or — when it cannot share — serves its client alone.
+ * When its server goes away it elects again and either takes the role over (replaying its
+ * client's `initialize`, so the client notices nothing) or re-attaches to the winner. A message
+ * is re-sent only when it provably never ran; when nobody can serve, the client gets -32603
+ * naming why — never silence (invariant 2).
+ *
+ * The bridge path imports nothing heavy: the layer, the registry and the HTTP thread are loaded
+ * only by a process that serves.
+ */
+import { MajordomusError, errorMessage } from '../errors.js';
+import { log } from '../log.js';
+import type { GlobalOptions } from '../cli/args.js';
+import type { McpSession } from '../mcp/session.js';
+import type { Loaded } from '../runtime/load.js';
+import { HttpBridge } from './bridge.js';
+import { elect } from './election.js';
+import { LeaseUnavailable, releaseLeaseSync, type LeaseDocument } from './lease.js';
+import type { Checkout } from './locate.js';
+import type { Owner } from './owner.js';
+
+export const PING_MS = 20_000;
+const MAX_REJOINS = 3;
+
+export interface LinkOptions {
+  checkout: Checkout;
+  global: GlobalOptions;
+  cwd: string;
+  host: string;
+  port: number;
+  version: string;
+}
+
+type Mode =
+  | { kind: 'bridge'; bridge: HttpBridge }
+  | { kind: 'owner'; owner: Owner; session: McpSession }
+  | { kind: 'alone'; session: McpSession }
+  | { kind: 'failed'; why: string };
+
+function messageOf(line: string): { id?: unknown; method?: unknown } | null {
+  try {
+    const value = JSON.parse(line) as unknown;
+    return typeof value === 'object' && value !== null ? (value as { id?: unknown; method?: unknown }) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A JSON-RPC error for `line`, or nothing when it is a notification. */
+function errorFrame(line: string, code: number, message: string): string | undefined {
+  const parsed = messageOf(line);
+  const id = parsed && (typeof parsed.id === 'string' || typeof parsed.id === 'number') ? parsed.id : parsed ? undefined : null;
+  if (id === undefined) return undefined;
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
+}
+
+async function answerOf(session: McpSession, line: string): Promise<string | undefined> {
+  const answer = await session.handleText(line);
+  return answer === undefined ? undefined : JSON.stringify(answer);
+}
+
+export class ClientLink {
+  readonly #options: LinkOptions;
+  #mode: Mode = { kind: 'failed', why: 'not started' };
+  #initializeLine: string | null = null;
+  #initializedLine: string | null = null;
+  #chain: Promise<unknown> = Promise.resolve();
+  #ping: NodeJS.Timeout | null = null;
+  #pings = 0;
+  #closed: Promise<void> | null = null;
+
+  private constructor(options: LinkOptions) {
+    this.#options = options;
+  }
+
+  /** Elects and links; a layer this process cannot serve refuses the client (the caller exits). */
+  static async start(options: LinkOptions): Promise<ClientLink> {
+    const link = new ClientLink(options);
+    await link.#join(null, true);
+    return link;
+  }
+
+  get role(): Mode['kind'] {
+    return this.#mode.kind;
+  }
+
+  handleLine(line: string): Promise<string | undefined> {
+    return this.#serial(() => this.#handle(line));
+  }
+
+  /** The client is gone: end our session, and as owner serve until the last peer leaves. */
+  close(): Promise<void> {
+    this.#closed ??= this.#serial(async () => {
+      this.#stopPing();
+      // The mode stays: a signal while we wait for the last peer must still close the server.
+      const mode = this.#mode;
+      if (mode.kind === 'bridge') await mode.bridge.close();
+      if (mode.kind === 'alone') mode.session.close();
+      if (mode.kind === 'owner') {
+        mode.session.close();
+        mode.owner.peersChanged();
+        if ((mode.owner.runtime.board?.size ?? 0) > 0) log.info('the client has gone; serving until the last peer leaves');
+        await mode.owner.whenNoPeers();
+        await mode.owner.close();
+      }
+    });
+    return this.#closed;
+  }
+
+  /** A signal: close at once without waiting for peers. */
+  async abort(): Promise<void> {
+    this.#stopPing();
+    const mode = this.#mode;
+    if (mode.kind === 'owner') await mode.owner.close();
+    if (mode.kind === 'bridge') await mode.bridge.close();
+  }
+
+  /** The urgent half of `abort`, for a process about to die of a signal. */
+  releaseLeaseNow(): void {
+    if (this.#mode.kind === 'owner') this.#mode.owner.releaseLease();
+  }
+
+  #serial<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(task, task);
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  #remember(line: string): void {
+    const method = messageOf(line)?.method;
+    if (method === 'initialize') this.#initializeLine = line;
+    if (method === 'notifications/initialized') this.#initializedLine = line;
+  }
+
+  async #handle(line: string, attempt = 0): Promise<string | undefined> {
+    this.#remember(line);
+    const mode = this.#mode;
+    switch (mode.kind) {
+      case 'owner':
+      case 'alone':
+        return answerOf(mode.session, line);
+      case 'failed':
+        if (attempt === 0 && this.#closed === null) {
+          await this.#join(line, false);
+          if (this.#mode.kind !== 'failed') return this.#handle(line, attempt + 1);
+        }
+        return errorFrame(line, -32603, `no majordomus server can serve this client: ${(this.#mode as { why: string }).why}`);
+      case 'bridge': {
+        const delivery = await mode.bridge.deliver(line);
+        if (delivery.kind === 'answer') return delivery.text;
+        if (delivery.kind === 'accepted') return undefined;
+        log.warn(`lost the shared server: ${delivery.why}; electing again`);
+        await this.#join(line, false, mode.bridge.peerId);
+        if (delivery.mayHaveRun) {
+          return errorFrame(
+            line,
+            -32603,
+            `the shared server went away while handling this request (${delivery.why}); it was not re-sent because it may have run`,
+          );
+        }
+        if (attempt >= MAX_REJOINS) return errorFrame(line, -32603, `no majordomus server stayed reachable: ${delivery.why}`);
+        return this.#handle(line, attempt + 1);
+      }
+    }
+  }
+
+  /**
+   * Elects and sets the mode. `pending` is the message being handled (it is not replayed);
+   * `initial` means the client has sent nothing yet, so a layer error refuses it outright.
+   */
+  async #join(pending: string | null, initial: boolean, peerHint: string | null = null): Promise<void> {
+    this.#stopPing();
+    const previous = this.#mode;
+    const hint = peerHint ?? (previous.kind === 'owner' || previous.kind === 'alone' ? previous.session.peerId : null);
+    for (let round = 0; round < MAX_REJOINS; round += 1) {
+      let outcome;
+      try {
+        outcome = await elect({ checkout: this.#options.checkout, version: this.#options.version });
+      } catch (error) {
+        if (!(error instanceof LeaseUnavailable)) throw error;
+        log.warn(`cannot use the shared server: ${error.message}; serving this client alone`);
+        await this.#serveAlone(pending, initial, hint, null);
+        return;
+      }
+      if (outcome.role === 'bridge') {
+        if (await this.#attach(outcome.url, pending, hint)) return;
+        continue;
+      }
+      await this.#own(outcome.lease, pending, initial, hint);
+      return;
+    }
+    this.#mode = { kind: 'failed', why: 'the shared server kept disappearing during the election' };
+  }
+
+  async #attach(url: string, pending: string | null, hint: string | null): Promise<boolean> {
+    const bridge = new HttpBridge(url);
+    for (const line of this.#replayable(pending)) {
+      const delivery = await bridge.deliver(line, line === this.#initializeLine ? hint : null);
+      if (delivery.kind === 'lost') return false;
+    }
+    this.#mode = { kind: 'bridge', bridge };
+    log.info(`attached to the shared server ${url} as a bridge (its options apply to this session)`);
+    this.#startPing();
+    return true;
+  }
+
+  async #own(lease: LeaseDocument, pending: string | null, initial: boolean, hint: string | null): Promise<void> {
+    const { checkout } = this.#options;
+    let loaded: Loaded;
+    try {
+      loaded = await this.#load();
+    } catch (error) {
+      releaseLeaseSync(checkout.leasePath, lease.token);
+      if (initial || !(error instanceof MajordomusError)) throw error;
+      this.#mode = { kind: 'failed', why: `this process cannot serve the layer (${error.code}: ${error.message})` };
+      log.error(this.#mode.why);
+      return;
+    }
+    const { Owner, CannotShare } = await import('./owner.js');
+    let owner: Owner;
+    try {
+      owner = await Owner.start({ loaded, lease, leasePath: checkout.leasePath, host: this.#options.host, port: this.#options.port });
+    } catch (error) {
+      releaseLeaseSync(checkout.leasePath, lease.token);
+      if (!(error instanceof CannotShare)) throw error;
+      log.warn(`cannot use the shared server: ${error.message}; serving this client alone`);
+      await this.#serveAlone(pending, initial, hint, loaded);
+      return;
+    }
+    const session = owner.session(hint ?? undefined);
+    for (const line of this.#replayable(pending)) await session.handleText(line);
+    this.#mode = { kind: 'owner', owner, session };
+    if (!initial) log.info(`took over as the shared server of ${checkout.root}`);
+  }
+
+  async #serveAlone(pending: string | null, initial: boolean, hint: string | null, loaded: Loaded | null): Promise<void> {
+    try {
+      const layer = loaded ?? (await this.#load());
+      const [{ Runtime }, { PeerBoard }, { McpSession }, { localBackend }] = await Promise.all([
+        import('../runtime/runtime.js'),
+        import('../peers/board.js'),
+        import('../mcp/session.js'),
+        import('../mcp/local-backend.js'),
+      ]);
+      const runtime = new Runtime({ ...layer, board: new PeerBoard(), url: () => null });
+      const session = new McpSession(localBackend(runtime, 'stdio'), hint ? { preferredPeerId: hint } : {});
+      for (const line of this.#replayable(pending)) await session.handleText(line);
+      this.#mode = { kind: 'alone', session };
+    } catch (error) {
+      if (initial) throw error;
+      this.#mode = { kind: 'failed', why: `this process cannot serve the layer (${errorMessage(error)})` };
+      log.error(this.#mode.why);
+    }
+  }
+
+  async #load(): Promise<Loaded> {
+    const { loadServing } = await import('../runtime/load.js');
+    return loadServing(this.#options.global, this.#options.cwd);
+  }
+
+  /** What the new server must hear first so the client's session goes on: its initialize. */
+  #replayable(pending: string | null): string[] {
+    return [this.#initializeLine, this.#initializedLine].filter((line): line is string => line !== null && line !== pending);
+  }
+
+  #startPing(): void {
+    const every = Number(process.env.MAJORDOMUS_PING_MS) || PING_MS;
+    this.#ping = setInterval(() => {
+      const mode = this.#mode;
+      if (mode.kind !== 'bridge' || mode.bridge.sessionId === null) return;
+      this.#pings += 1;
+      const line = JSON.stringify({ jsonrpc: '2.0', id: `majordomus-bridge-ping-${this.#pings}`, method: 'ping' });
+      void this.#serial(async () => {
+        if (this.#mode !== mode) return;
+        const delivery = await mode.bridge.deliver(line);
+        if (delivery.kind === 'lost') {
+          log.warn(`lost the shared server: ${delivery.why}; electing again`);
+          await this.#join(null, false, mode.bridge.peerId);
+        }
+      });
+    }, every);
+    this.#ping.unref();
+  }
+
+  #stopPing(): void {
+    if (this.#ping) clearInterval(this.#ping);
+    this.#ping = null;
+  }
+}

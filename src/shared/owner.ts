@@ -1,0 +1,131 @@
+/**
+ * The shared server of a checkout, owned by the process that won the election: the layer and
+ * registry in this (main) thread, the HTTP projection in its own thread, the lease published once
+ * bound and watched while serving. A server whose lease was taken over is superseded: it answers
+ * `leaseholder: false`, takes no new sessions and keeps the ones it has.
+ */
+import { log } from '../log.js';
+import { localBackend } from '../mcp/local-backend.js';
+import { McpSession } from '../mcp/session.js';
+import { PeerBoard } from '../peers/board.js';
+import type { Loaded } from '../runtime/load.js';
+import { Runtime } from '../runtime/runtime.js';
+import { startHttpThread, type HttpThread } from '../http/thread.js';
+import { isLoopbackHost } from '../http/guard.js';
+import { holdsLease, publishLease, releaseLeaseSync, type LeaseDocument } from './lease.js';
+
+const LEASE_WATCH_MS = 2_000;
+
+export interface OwnerOptions {
+  loaded: Loaded;
+  lease: LeaseDocument;
+  leasePath: string;
+  host: string;
+  port: number;
+}
+
+export class CannotShare extends Error {
+  override name = 'CannotShare';
+}
+
+export class Owner {
+  readonly runtime: Runtime;
+  readonly #http: HttpThread;
+  readonly #lease: LeaseDocument;
+  readonly #leasePath: string;
+  #watch: NodeJS.Timeout | null = null;
+  #idleWaiters: Array<() => void> = [];
+  #closing: Promise<void> | null = null;
+
+  private constructor(runtime: Runtime, http: HttpThread, lease: LeaseDocument, leasePath: string) {
+    this.runtime = runtime;
+    this.#http = http;
+    this.#lease = lease;
+    this.#leasePath = leasePath;
+  }
+
+  /** Binds the HTTP projection and publishes the lease; CannotShare when the server cannot start. */
+  static async start(options: OwnerOptions): Promise<Owner> {
+    let url: string | null = null;
+    const board = new PeerBoard();
+    const runtime = new Runtime({ ...options.loaded, board, url: () => url });
+    let owner: Owner | null = null;
+    if (!isLoopbackHost(options.host)) {
+      log.warn(`--http-host ${options.host} is not a loopback address: other machines can reach this server`);
+    }
+    let http: HttpThread;
+    try {
+      http = await startHttpThread(runtime, {
+        host: options.host,
+        port: options.port,
+        fallbackToFreePort: true,
+        leaseholder: true,
+        onPeersChanged: () => owner?.peersChanged(),
+      });
+    } catch (error) {
+      throw new CannotShare(error instanceof Error ? error.message : String(error));
+    }
+    url = http.url;
+    owner = new Owner(runtime, http, options.lease, options.leasePath);
+    if (http.fellBackFrom !== null) log.info(`port ${http.fellBackFrom} is taken; bound ${http.port} instead`);
+    options.lease.url = http.url;
+    if (!(await publishLease(options.leasePath, options.lease))) {
+      await owner.#superseded('the lease was taken over while this server was binding');
+    } else {
+      const watched = owner;
+      owner.#watch = setInterval(() => void watched.#checkLease(), LEASE_WATCH_MS);
+      owner.#watch.unref();
+    }
+    log.info(`serving ${url} — Swagger UI ${url}/docs · OpenAPI ${url}/openapi.json · API ${url}/api/v1/ · MCP ${url}/mcp`);
+    return owner;
+  }
+
+  get url(): string {
+    return this.#http.url;
+  }
+
+  /** The owner's own stdio session. */
+  session(preferredPeerId?: string): McpSession {
+    return new McpSession(localBackend(this.runtime, 'stdio'), preferredPeerId ? { preferredPeerId } : {});
+  }
+
+  /** Resolves once no peer is attached. */
+  whenNoPeers(): Promise<void> {
+    if ((this.runtime.board?.size ?? 0) === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Removes the lease if it is still ours; synchronous for the signal path. */
+  releaseLease(): void {
+    releaseLeaseSync(this.#leasePath, this.#lease.token);
+  }
+
+  /** Closes the port, the sessions and the pool, then removes the lease. Safe to call twice. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      if (this.#watch) clearInterval(this.#watch);
+      await this.#http.stop();
+      this.releaseLease();
+      log.info(`closed ${this.#http.url} and removed the lease`);
+    })();
+    return this.#closing;
+  }
+
+  /** Called by the HTTP thread's host control when a peer joined or left. */
+  peersChanged(): void {
+    if ((this.runtime.board?.size ?? 0) > 0) return;
+    for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+
+  async #checkLease(): Promise<void> {
+    if (this.#closing || (await holdsLease(this.#leasePath, this.#lease.token))) return;
+    await this.#superseded(`the lease ${this.#leasePath} now names another server`);
+  }
+
+  async #superseded(why: string): Promise<void> {
+    if (this.#watch) clearInterval(this.#watch);
+    this.#watch = null;
+    log.warn(`superseded: ${why}; keeping the sessions attached here, taking no new ones`);
+    await this.#http.setLeaseholder(false);
+  }
+}
