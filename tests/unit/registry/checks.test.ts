@@ -1,0 +1,176 @@
+/**
+ * The registry's refusals (SPEC §4). Covers:
+ * - one refusal per rule: duplicate id, tool name, resource URI, route and CLI path; a tool name
+ *   outside [a-z0-9_]+; a URI outside majordomus://; a route outside /api/v1/; a query or command
+ *   without a handler and a resource with one; a command bound to GET and a query bound to POST;
+ * - every violation listed at once, every party named;
+ * - the builtins build.
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { MajordomusError } from '../../../src/errors.js';
+import { BUILTIN_CAPABILITIES } from '../../../src/registry/builtins.js';
+import { registryViolations } from '../../../src/registry/checks.js';
+import type { CapabilityDescriptor } from '../../../src/registry/descriptor.js';
+import { buildRegistry } from '../../../src/registry/registry.js';
+
+/** A valid query; `overrides` makes it invalid in one way. */
+function capability(id: string, overrides: Partial<CapabilityDescriptor> = {}): CapabilityDescriptor {
+  const local = id.replace('.', '_');
+  return {
+    id,
+    kind: 'query',
+    title: id,
+    description: `the ${id} capability`,
+    input: z.object({}).strict(),
+    output: z.object({ ok: z.boolean() }),
+    exposure: {
+      mcp: { tool: `t_${local}` },
+      http: { method: 'GET', path: `/api/v1/${local}` },
+      cli: { path: `cli ${local}` },
+    },
+    stability: 'stable',
+    reads: 'registry',
+    handler: () => ({ ok: true }),
+    ...overrides,
+  };
+}
+
+function resource(id: string, overrides: Partial<CapabilityDescriptor> = {}): CapabilityDescriptor {
+  const local = id.replace('.', '_');
+  const { handler: _none, ...query } = capability(id);
+  return { ...query, kind: 'resource', exposure: { mcp: { resource: `majordomus://resource/${local}` } }, ...overrides };
+}
+
+/** The message `buildRegistry` refuses with. */
+function refusal(descriptors: CapabilityDescriptor[]): string {
+  try {
+    buildRegistry(descriptors);
+  } catch (error) {
+    expect(error).toBeInstanceOf(MajordomusError);
+    expect((error as MajordomusError).code).toBe('MAJ_REGISTRY_INVALID');
+    return (error as MajordomusError).message;
+  }
+  throw new Error('the registry built, but a refusal was expected');
+}
+
+describe('registry checks', () => {
+  it('builds a registry of valid capabilities without a violation', () => {
+    const descriptors = [capability('a.one'), capability('b.two'), resource('c.three')];
+    expect(registryViolations(descriptors)).toEqual([]);
+    expect(buildRegistry(descriptors).descriptors.map((d) => d.id)).toEqual(['a.one', 'b.two', 'c.three']);
+  });
+
+  it('refuses a duplicate id and names it', () => {
+    const message = refusal([capability('a.one'), capability('a.one', { exposure: {} })]);
+    expect(message).toMatch(/duplicate id "a\.one": a\.one, a\.one/);
+  });
+
+  it('refuses a duplicate tool name and names both capabilities', () => {
+    const message = refusal([
+      capability('a.one', { exposure: { mcp: { tool: 'shared_tool' } } }),
+      capability('b.two', { exposure: { mcp: { tool: 'shared_tool' } } }),
+    ]);
+    expect(message).toMatch(/duplicate tool name "shared_tool": a\.one, b\.two/);
+  });
+
+  it('refuses a duplicate resource URI and names both capabilities', () => {
+    const uri = 'majordomus://resource/same';
+    const message = refusal([resource('a.one', { exposure: { mcp: { resource: uri } } }), resource('b.two', { exposure: { mcp: { resource: uri } } })]);
+    expect(message).toContain(`duplicate resource URI "${uri}": a.one, b.two`);
+  });
+
+  it('refuses a duplicate route and names both capabilities', () => {
+    const http = { method: 'GET', path: '/api/v1/same' } as const;
+    const message = refusal([capability('a.one', { exposure: { http } }), capability('b.two', { exposure: { http } })]);
+    expect(message).toContain('duplicate route "GET /api/v1/same": a.one, b.two');
+  });
+
+  it('refuses a duplicate CLI path and names both capabilities', () => {
+    const message = refusal([
+      capability('a.one', { exposure: { cli: { path: 'things list' } } }),
+      capability('b.two', { exposure: { cli: { path: 'things list' } } }),
+    ]);
+    expect(message).toContain('duplicate CLI path "things list": a.one, b.two');
+  });
+
+  it('refuses a tool name outside [a-z0-9_]+ and names the capability and the name', () => {
+    const message = refusal([capability('a.one', { exposure: { mcp: { tool: 'Bad-Name' } } })]);
+    expect(message).toMatch(/a\.one: tool name "Bad-Name" is not \[a-z0-9_\]\+/);
+  });
+
+  it('refuses a resource URI outside majordomus:// and names the capability and the URI', () => {
+    const message = refusal([resource('a.one', { exposure: { mcp: { resource: 'https://example.com/x' } } })]);
+    expect(message).toContain('a.one: resource URI "https://example.com/x" is not majordomus://');
+  });
+
+  it('refuses a route outside /api/v1/ and names the capability and the route', () => {
+    const message = refusal([capability('a.one', { exposure: { http: { method: 'GET', path: '/api/v2/things' } } })]);
+    expect(message).toContain('a.one: route "/api/v2/things" is not under /api/v1/');
+  });
+
+  it('refuses a query and a command without a handler', () => {
+    const { handler: _q, ...query } = capability('a.one');
+    const { handler: _c, ...command } = capability('b.two', {
+      kind: 'command',
+      exposure: { http: { method: 'POST', path: '/api/v1/b_two' } },
+    });
+    const message = refusal([query, command]);
+    expect(message).toContain('a.one: a query needs a handler');
+    expect(message).toContain('b.two: a command needs a handler');
+  });
+
+  it('refuses a resource with a handler', () => {
+    const message = refusal([resource('a.one', { handler: () => ({ ok: true }) })]);
+    expect(message).toContain('a.one: a resource has no handler');
+  });
+
+  it('refuses a command bound to GET', () => {
+    const message = refusal([capability('a.one', { kind: 'command', exposure: { http: { method: 'GET', path: '/api/v1/a' } } })]);
+    expect(message).toContain('a.one: a command is bound to POST, not GET');
+  });
+
+  it('refuses a query bound to POST', () => {
+    const message = refusal([capability('a.one', { exposure: { http: { method: 'POST', path: '/api/v1/a' } } })]);
+    expect(message).toContain('a.one: a query is bound to GET, not POST');
+  });
+
+  it('lists every violation at once and names every party', () => {
+    const { handler: _none, ...noHandler } = capability('d.four', { exposure: {} });
+    const descriptors = [
+      capability('a.one', { exposure: { mcp: { tool: 'clash' }, http: { method: 'POST', path: '/api/v1/a' } } }),
+      capability('b.two', { exposure: { mcp: { tool: 'clash' }, http: { method: 'GET', path: '/v1/b' } } }),
+      resource('c.three', { exposure: { mcp: { resource: 'file:///etc/passwd' } } }),
+      noHandler,
+    ];
+    const violations = registryViolations(descriptors);
+    expect(violations).toHaveLength(5);
+    const message = refusal(descriptors);
+    for (const expected of [
+      'duplicate tool name "clash": a.one, b.two',
+      'a.one: a query is bound to GET, not POST',
+      'b.two: route "/v1/b" is not under /api/v1/',
+      'c.three: resource URI "file:///etc/passwd" is not majordomus://',
+      'd.four: a query needs a handler',
+    ]) {
+      expect(message).toContain(expected);
+    }
+  });
+
+  it('builds the builtin capabilities', () => {
+    expect(registryViolations(BUILTIN_CAPABILITIES)).toEqual([]);
+    const registry = buildRegistry(BUILTIN_CAPABILITIES);
+    expect(registry.descriptors.map((d) => d.id)).toEqual([
+      'capabilities.describe',
+      'capabilities.list',
+      'health.live',
+      'health.ready',
+      'objects.get',
+      'objects.list',
+      'objects.search',
+      'peers.announce',
+      'peers.list',
+      'repository.info',
+    ]);
+  });
+});
