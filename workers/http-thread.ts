@@ -12,7 +12,7 @@ import { Piscina } from 'piscina';
 import { CapabilityError, errorMessage } from '../src/errors.js';
 import { hostGuard } from '../src/http/guard.js';
 import { McpEndpoint } from '../src/http/mcp-endpoint.js';
-import { openApiDocument } from '../src/http/openapi.js';
+import { openApiText } from '../src/http/openapi.js';
 import { errorReply, type HttpReply } from '../src/http/reply.js';
 import { createRouter, MAX_BODY_BYTES, type HttpRequest } from '../src/http/router.js';
 import { loadSwaggerAssets } from '../src/http/swagger.js';
@@ -96,7 +96,7 @@ const route = createRouter({
     return guard;
   },
   mcp,
-  openapi: JSON.stringify(openApiDocument(catalog, content.version), null, 2),
+  openapi: openApiText(catalog, content.version),
   swagger: loadSwaggerAssets(),
   invoke,
   peers: () => host.peers(),
@@ -124,7 +124,9 @@ function write(res: uWS.HttpResponse, reply: HttpReply, head: boolean): void {
   res.writeHeader('Cache-Control', 'no-store');
   if (reply.contentType) res.writeHeader('Content-Type', reply.contentType);
   for (const [name, value] of reply.headers ?? []) res.writeHeader(name, value);
-  if (head) {
+  if (reply.status === 204) {
+    res.endWithoutBody(); // RFC 9110: a 204 carries no Content-Length.
+  } else if (head) {
     res.endWithoutBody(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength);
   } else {
     res.end(reply.body);

@@ -3,7 +3,7 @@
  * reference and the error catalogue. Deterministic, so `generate --check` can compare bytes.
  */
 import { LOCAL_ERRORS, WIRE_ERRORS } from '../errors.js';
-import { openApiDocument } from '../http/openapi.js';
+import { openApiText } from '../http/openapi.js';
 import type { CapabilityCatalog, CapabilityEntry } from '../registry/catalog.js';
 
 export interface GeneratedFile {
@@ -89,7 +89,7 @@ ${wire.join('\n')}
 
 export function generatedFiles(catalog: CapabilityCatalog, version: string): GeneratedFile[] {
   return [
-    { path: 'docs/generated/openapi.json', content: `${JSON.stringify(openApiDocument(catalog, version), null, 2)}\n` },
+    { path: 'docs/generated/openapi.json', content: openApiText(catalog, version) },
     { path: 'docs/generated/capabilities.md', content: capabilitiesMarkdown(catalog) },
     { path: 'docs/generated/errors.md', content: errorsMarkdown() },
   ];

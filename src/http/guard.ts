@@ -1,12 +1,17 @@
 /**
  * DNS-rebinding protection: a request must name this server in its Host header, and a browser
  * request must come from a page of this server (Origin). A web page elsewhere cannot drive it.
+ *
+ * On loopback only the loopback names are accepted. A server deliberately bound to another
+ * address also accepts IP literals with its port: rebinding needs a DNS name, an IP literal
+ * cannot be rebound.
  */
+import { isIP } from 'node:net';
 
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 
 export function isLoopbackHost(host: string): boolean {
-  return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 export interface HostGuard {
@@ -14,15 +19,32 @@ export interface HostGuard {
   refusal(host: string, origin: string): string | null;
 }
 
+/** `host:port` → [name, port]; IPv6 names keep their brackets. */
+function split(authority: string): [string, string] {
+  const at = authority.lastIndexOf(':');
+  if (at <= 0 || authority.endsWith(']')) return [authority, ''];
+  return [authority.slice(0, at), authority.slice(at + 1)];
+}
+
+function isIpLiteral(name: string): boolean {
+  return isIP(name.replace(/^\[(.*)\]$/, '$1')) !== 0;
+}
+
 export function hostGuard(boundHost: string, port: number): HostGuard {
+  const loopbackOnly = isLoopbackHost(boundHost);
+  const wantedPort = String(port);
   const names = new Set(LOOPBACK_NAMES);
-  if (!isLoopbackHost(boundHost)) names.add(boundHost.includes(':') ? `[${boundHost}]` : boundHost);
-  const hosts = new Set([...names].map((name) => `${name}:${port}`));
-  const origins = new Set([...hosts].map((h) => `http://${h}`));
+  const allowed = (authority: string): boolean => {
+    const [name, authorityPort] = split(authority.toLowerCase());
+    if (authorityPort !== wantedPort) return false;
+    return names.has(name) || (!loopbackOnly && isIpLiteral(name));
+  };
   return {
     refusal(host, origin) {
-      if (!hosts.has(host.toLowerCase())) return `Host "${host}" does not name this server`;
-      if (origin !== '' && !origins.has(origin.toLowerCase())) return `Origin "${origin}" is not this server`;
+      if (!allowed(host)) return `Host "${host}" does not name this server`;
+      if (origin !== '' && !(origin.toLowerCase().startsWith('http://') && allowed(origin.slice('http://'.length)))) {
+        return `Origin "${origin}" is not this server`;
+      }
       return null;
     },
   };

@@ -153,6 +153,11 @@ function fixedPaths(): Record<string, unknown> {
   };
 }
 
+/** The document as served and as written to docs/generated/openapi.json: the same bytes. */
+export function openApiText(catalog: CapabilityCatalog, version: string): string {
+  return `${JSON.stringify(openApiDocument(catalog, version), null, 2)}\n`;
+}
+
 export function openApiDocument(catalog: CapabilityCatalog, version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = fixedPaths() as Record<string, Record<string, unknown>>;
   for (const entry of catalog.entries) {
