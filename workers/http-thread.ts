@@ -21,7 +21,10 @@ import { createLayerView } from '../src/layer/view.js';
 import { toolTable } from '../src/mcp/projection.js';
 import type { McpBackend } from '../src/mcp/session.js';
 import { catalogFrom } from '../src/registry/catalog.js';
+import { yieldToMainThread } from './priority.js';
 import type { CallOutcome, HostControl, HttpControl, HttpStartMessage, HttpWorkerData, PoolTask } from './types.js';
+
+yieldToMainThread();
 
 const data = workerData as HttpWorkerData;
 const content = decodeSnapshot(data.snapshot);

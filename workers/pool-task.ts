@@ -8,7 +8,10 @@ import { createLayerView } from '../src/layer/view.js';
 import { BUILTIN_CAPABILITIES } from '../src/registry/builtins.js';
 import { buildRegistry } from '../src/registry/registry.js';
 import { Runtime } from '../src/runtime/runtime.js';
+import { yieldToMainThread } from './priority.js';
 import type { CallOutcome, PoolTask, PoolWorkerData } from './types.js';
+
+yieldToMainThread();
 
 const { snapshot } = workerData as PoolWorkerData;
 const runtime = new Runtime({

@@ -51,7 +51,7 @@ export class Owner {
     const runtime = new Runtime({ ...options.loaded, board, url: () => url });
     let owner: Owner | null = null;
     if (!isLoopbackHost(options.host)) {
-      log.warn(`--http-host ${options.host} is not a loopback address: other machines can reach this server`);
+      log.warn(`${options.host} is not a loopback address: other machines can reach this server (Host and Origin must still name it by IP)`);
     }
     let http: HttpThread;
     try {

@@ -1,0 +1,18 @@
+/**
+ * HTTP threads yield to the owner's stdio session (ADR 3, invariant 3): on Linux a thread's nice
+ * value is its own, so the HTTP thread and the pool threads lower theirs and the main thread wins
+ * the CPU whenever both want it. Best effort: where it is not allowed, nothing changes.
+ */
+import { setPriority } from 'node:os';
+
+export const HTTP_THREAD_NICE = 10;
+
+export function yieldToMainThread(): void {
+  const nice = Number(process.env.MAJORDOMUS_HTTP_NICE ?? HTTP_THREAD_NICE);
+  if (!Number.isInteger(nice) || nice <= 0) return;
+  try {
+    setPriority(0, Math.min(nice, 19));
+  } catch {
+    // Not permitted here; the threads keep the default priority.
+  }
+}
