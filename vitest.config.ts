@@ -8,5 +8,6 @@ export default defineConfig({
     // Black-box tests spawn real servers; two cores are shared, so keep parallelism modest.
     maxWorkers: 2,
     fileParallelism: true,
+    coverage: { provider: 'v8', include: ['src/**/*.ts', 'workers/**/*.ts'], reporter: ['text-summary', 'html'] },
   },
 });

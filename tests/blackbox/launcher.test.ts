@@ -1,0 +1,398 @@
+/**
+ * The launcher `bin/majordomus-mcp` (SPEC §6, ADR 3 "Clients start it"), black-box, in a COPY of
+ * the package in a temporary directory (package.json, package-lock.json, tsconfig.json, src/,
+ * workers/, bin/, and node_modules as a symbolic link to ours), so the real dist/ is never touched:
+ * - a missing build is built with the real `npm run build`, its output on stderr; the client's
+ *   initialize (written before the build finished) is answered and stdout holds only JSON-RPC;
+ * - a current build runs as it is: no npm at all (a fake npm first on PATH records any call);
+ * - a build older than a file under src/ is rebuilt (real npm); older than a file under workers/,
+ *   tsconfig.json or package.json → `npm run build` (fake npm);
+ * - a missing node_modules → `npm ci` (with the lock file) or `npm install` (without), on stderr;
+ * - MAJORDOMUS_NO_BUILD: a missing build exits 12 naming `npm run build`, nothing installed or built;
+ * - MAJORDOMUS_BIN: exec'd with `mcp` and the arguments, nothing installed or built;
+ * - the package root is found through a symbolic link to the launcher;
+ * - in none of these does anything reach stdout before the server speaks;
+ * - every client configuration parses and names bin/majordomus-mcp, which exists and is executable.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { constants, existsSync } from 'node:fs';
+import { access, chmod, cp, mkdir, readFile, readdir, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFixtureRepo, makeTempDir, type FixtureRepo } from '../helpers/fixture-repo.js';
+
+const execFileAsync = promisify(execFile);
+
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const LAUNCHER_RELATIVE = 'bin/majordomus-mcp';
+const MAIN_RELATIVE = 'dist/src/cli/main.js';
+const BUILD_TIMEOUT_MS = 120_000;
+const RUN_TIMEOUT_MS = 30_000;
+
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'launcher-test', version: '1.0.0' } },
+});
+
+// A stand-in for npm that records each call, says something on its stdout (which the launcher
+// must send to stderr), and does the least that lets the launcher go on.
+const FAKE_NPM = `#!/bin/sh
+printf '%s\\n' "$*" >> "$FAKE_NPM_LOG"
+echo "fake npm $* (stdout)"
+case "$1" in
+  ci|install) ln -s "$FAKE_NPM_NODE_MODULES" node_modules ;;
+  run) [ "$2" = build ] && touch dist/src/cli/main.js ;;
+esac
+exit 0
+`;
+
+// A stand-in for the executable: its arguments on stderr, nothing on stdout.
+const FAKE_BIN = `#!/bin/sh
+echo "fake majordomus: $*" >&2
+exit 0
+`;
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+interface RunOptions {
+  cwd: string;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Lines written to stdin; stdin is closed once `closeWhen` holds (at once by default). */
+  lines?: readonly string[];
+  closeWhen?: (stdout: string) => boolean;
+  timeoutMs?: number;
+}
+
+/** The launcher's environment: ours without the variables it reads, plus `extra`. */
+function launcherEnv(extra: Readonly<Record<string, string | undefined>> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['MAJORDOMUS_BIN', 'MAJORDOMUS_NO_BUILD', 'MAJORDOMUS_LOG']) delete env[name];
+  for (const [key, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  return env;
+}
+
+/** Runs a launcher to completion; past the timeout it is killed and the run rejected. */
+function runLauncher(launcher: string, args: readonly string[], options: RunOptions): Promise<Run> {
+  const child = spawn(launcher, [...args], { cwd: options.cwd, env: launcherEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let stdinClosed = false;
+  const closeWhen = options.closeWhen ?? (() => true);
+  const maybeClose = (): void => {
+    if (!stdinClosed && closeWhen(stdout)) {
+      stdinClosed = true;
+      child.stdin.end();
+    }
+  };
+  child.stdin.on('error', () => {});
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    stdout += chunk;
+    maybeClose();
+  });
+  child.stderr.on('data', (chunk: string) => (stderr += chunk));
+  for (const line of options.lines ?? []) child.stdin.write(`${line}\n`);
+  maybeClose();
+  const timeoutMs = options.timeoutMs ?? RUN_TIMEOUT_MS;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${launcher} ${args.join(' ')} did not end within ${timeoutMs} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+    }, timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Every stdout line is a JSON-RPC 2.0 answer; returns them parsed. */
+function jsonRpcFrames(stdout: string): Array<Record<string, unknown>> {
+  expect(stdout.endsWith('\n'), `stdout ends mid-line:\n${stdout}`).toBe(true);
+  return stdout
+    .slice(0, -1)
+    .split('\n')
+    .map((line) => {
+      const frame = JSON.parse(line) as Record<string, unknown>;
+      expect(frame.jsonrpc, line).toBe('2.0');
+      expect('result' in frame || 'error' in frame, line).toBe(true);
+      return frame;
+    });
+}
+
+/** Sets the times of `path` and, for a directory, of everything below it. */
+async function setTreeTime(path: string, time: Date): Promise<void> {
+  const info = await stat(path);
+  if (info.isDirectory()) {
+    for (const entry of await readdir(path)) await setTreeTime(join(path, entry), time);
+  }
+  await utimes(path, time, time);
+}
+
+/** A copy of the package to build in: sources, bin/ and a link to our node_modules; no dist/. */
+async function copyPackage(into: string, options: { sources?: boolean } = {}): Promise<string> {
+  const root = join(into, 'package');
+  await mkdir(root);
+  const parts = options.sources === false ? ['package.json', 'bin'] : ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'workers', 'bin'];
+  for (const part of parts) await cp(join(PACKAGE_ROOT, part), join(root, part), { recursive: true });
+  await chmod(join(root, LAUNCHER_RELATIVE), 0o755);
+  return root;
+}
+
+describe('bin/majordomus-mcp', () => {
+  let temp: { path: string; cleanup(): Promise<void> };
+  let repo: FixtureRepo;
+  let pkg: string;
+  let launcher: string;
+  let main: string;
+  let fakeBinDir: string;
+  let npmLog: string;
+  /** The environment that puts the fake npm first on PATH. */
+  let fakeNpmEnv: Record<string, string>;
+
+  const npmCalls = async (): Promise<string[]> =>
+    existsSync(npmLog) ? (await readFile(npmLog, 'utf8')).split('\n').filter(Boolean) : [];
+  const mtime = async (path: string): Promise<number> => (await stat(path)).mtimeMs;
+
+  beforeAll(async () => {
+    temp = await makeTempDir('majordomus-launcher-');
+    repo = await createFixtureRepo({ files: { '.ai/repo/rules/launch.md': '# Launch\n\nThe launcher builds first.\n' } });
+    pkg = await copyPackage(temp.path);
+    await symlink(join(PACKAGE_ROOT, 'node_modules'), join(pkg, 'node_modules'));
+    launcher = join(pkg, LAUNCHER_RELATIVE);
+    main = join(pkg, MAIN_RELATIVE);
+    fakeBinDir = join(temp.path, 'fake-bin');
+    await mkdir(fakeBinDir);
+    await writeFile(join(fakeBinDir, 'npm'), FAKE_NPM, { mode: 0o755 });
+    npmLog = join(temp.path, 'npm-calls.log');
+    fakeNpmEnv = {
+      PATH: `${fakeBinDir}:${process.env.PATH ?? ''}`,
+      FAKE_NPM_LOG: npmLog,
+      FAKE_NPM_NODE_MODULES: join(PACKAGE_ROOT, 'node_modules'),
+    };
+  }, BUILD_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await repo?.cleanup();
+    await temp?.cleanup();
+  });
+
+  it(
+    'builds a missing build (npm run build, output on stderr), then the server answers: stdout holds only JSON-RPC',
+    async () => {
+      expect(existsSync(main)).toBe(false);
+      const run = await runLauncher(launcher, ['--standalone'], {
+        cwd: repo.root,
+        lines: [INITIALIZE],
+        closeWhen: (stdout) => stdout.includes('\n'),
+        timeoutMs: BUILD_TIMEOUT_MS,
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain('building (npm run build)');
+      expect(run.stderr).toContain(`${main} is missing`);
+      expect(run.stderr).toContain('tsc -p tsconfig.json'); // npm's own lines went to stderr
+      expect(existsSync(main)).toBe(true);
+      const frames = jsonRpcFrames(run.stdout);
+      expect(frames).toHaveLength(1);
+      expect(frames[0]?.id).toBe(1);
+      expect((frames[0]?.result as { serverInfo?: { name?: string } } | undefined)?.serverInfo?.name).toBe('majordomus');
+    },
+    BUILD_TIMEOUT_MS,
+  );
+
+  it('runs a current build as it is: no npm, nothing on stdout', async () => {
+    const before = await mtime(main);
+    const run = await runLauncher(launcher, ['--standalone'], { cwd: repo.root, env: fakeNpmEnv });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).not.toContain('building');
+    expect(await npmCalls()).toEqual([]);
+    expect(await mtime(main)).toBe(before);
+  });
+
+  it(
+    'rebuilds a build older than a file under src/ (real npm run build)',
+    async () => {
+      const past = new Date(Date.now() - 2 * 3600_000);
+      for (const part of ['src', 'workers', 'tsconfig.json', 'package.json']) await setTreeTime(join(pkg, part), past);
+      await utimes(main, new Date(Date.now() - 3600_000), new Date(Date.now() - 3600_000));
+      const before = await mtime(main);
+      const now = new Date();
+      await utimes(join(pkg, 'src/log.ts'), now, now);
+
+      const run = await runLauncher(launcher, ['--standalone'], { cwd: repo.root, timeoutMs: BUILD_TIMEOUT_MS });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain('building (npm run build)');
+      expect(run.stderr).toContain('src/log.ts is newer than the build');
+      expect(await mtime(main)).toBeGreaterThan(before);
+    },
+    BUILD_TIMEOUT_MS,
+  );
+
+  it.each(['workers/types.ts', 'tsconfig.json', 'package.json'])(
+    'runs npm run build when %s is newer than the build, its stdout sent to stderr',
+    async (source) => {
+      const past = new Date(Date.now() - 2 * 3600_000);
+      for (const part of ['src', 'workers', 'tsconfig.json', 'package.json']) await setTreeTime(join(pkg, part), past);
+      const built = new Date(Date.now() - 3600_000);
+      await utimes(main, built, built);
+      await rm(npmLog, { force: true });
+      const now = new Date();
+      await utimes(join(pkg, source), now, now);
+
+      const run = await runLauncher(launcher, ['--standalone'], { cwd: repo.root, env: fakeNpmEnv });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain(`${source} is newer than the build`);
+      expect(run.stderr).toContain('fake npm run build (stdout)');
+      expect(await npmCalls()).toEqual(['run build']);
+    },
+  );
+
+  it.each([
+    { lock: true, command: 'ci --no-audit --no-fund' },
+    { lock: false, command: 'install --no-audit --no-fund' },
+  ])('installs a missing node_modules with `npm $command`, its stdout sent to stderr', async ({ lock, command }) => {
+    await rm(npmLog, { force: true });
+    await rm(join(pkg, 'node_modules'));
+    const lockFile = join(pkg, 'package-lock.json');
+    const hiddenLock = join(temp.path, 'package-lock.json.hidden');
+    if (!lock) await rename(lockFile, hiddenLock);
+    try {
+      const run = await runLauncher(launcher, ['--standalone'], { cwd: repo.root, env: fakeNpmEnv });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain(`fake npm ${command} (stdout)`);
+      expect(await npmCalls()).toEqual([command]);
+    } finally {
+      if (!lock) await rename(hiddenLock, lockFile);
+      if (!existsSync(join(pkg, 'node_modules'))) await symlink(join(PACKAGE_ROOT, 'node_modules'), join(pkg, 'node_modules'));
+    }
+  });
+
+  it('finds the package root through a symbolic link to the launcher', async () => {
+    await rm(npmLog, { force: true });
+    const linkDir = join(temp.path, 'elsewhere', 'bin');
+    await mkdir(linkDir, { recursive: true });
+    await symlink(launcher, join(linkDir, 'majordomus-mcp'));
+    // A relative link to that link: two hops.
+    await symlink('bin/majordomus-mcp', join(temp.path, 'elsewhere', 'mm'));
+    const run = await runLauncher(join(temp.path, 'elsewhere', 'mm'), ['--standalone'], {
+      cwd: repo.root,
+      env: fakeNpmEnv,
+      lines: [INITIALIZE],
+      closeWhen: (stdout) => stdout.includes('\n'),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(jsonRpcFrames(run.stdout)[0]?.id).toBe(1);
+    expect(await npmCalls()).toEqual([]);
+  });
+
+  describe('in a package with neither node_modules nor a build', () => {
+    let bare: string;
+    let bareTemp: { path: string; cleanup(): Promise<void> };
+
+    beforeAll(async () => {
+      bareTemp = await makeTempDir('majordomus-launcher-bare-');
+      bare = await copyPackage(bareTemp.path, { sources: false });
+      await cp(join(PACKAGE_ROOT, 'src'), join(bare, 'src'), { recursive: true });
+    });
+
+    afterAll(async () => {
+      await bareTemp?.cleanup();
+    });
+
+    it('MAJORDOMUS_NO_BUILD: exits 12 naming `npm run build`; nothing installed or built, nothing on stdout', async () => {
+      await rm(npmLog, { force: true });
+      const run = await runLauncher(join(bare, LAUNCHER_RELATIVE), ['--standalone'], {
+        cwd: repo.root,
+        env: { ...fakeNpmEnv, MAJORDOMUS_NO_BUILD: '1' },
+      });
+      expect(run.code, run.stderr).toBe(12);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain('`npm run build`');
+      expect(run.stderr).toContain(join(bare, MAIN_RELATIVE));
+      expect(await npmCalls()).toEqual([]);
+      expect(existsSync(join(bare, 'node_modules'))).toBe(false);
+      expect(existsSync(join(bare, 'dist'))).toBe(false);
+    });
+
+    it('MAJORDOMUS_BIN: execs it with `mcp` and the arguments; nothing installed or built', async () => {
+      await rm(npmLog, { force: true });
+      const fakeBin = join(bareTemp.path, 'fake-majordomus');
+      await writeFile(fakeBin, FAKE_BIN, { mode: 0o755 });
+      const run = await runLauncher(join(bare, LAUNCHER_RELATIVE), ['--http-port', '0', 'two words'], {
+        cwd: repo.root,
+        env: { ...fakeNpmEnv, MAJORDOMUS_BIN: fakeBin, MAJORDOMUS_NO_BUILD: undefined },
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe('fake majordomus: mcp --http-port 0 two words\n');
+      expect(await npmCalls()).toEqual([]);
+      expect(existsSync(join(bare, 'node_modules'))).toBe(false);
+      expect(existsSync(join(bare, 'dist'))).toBe(false);
+    });
+  });
+});
+
+describe('client configurations', () => {
+  const read = async (path: string): Promise<unknown> => JSON.parse(await readFile(join(PACKAGE_ROOT, path), 'utf8'));
+  type Servers = Record<string, Record<string, unknown> | undefined>;
+
+  it('the launcher they name exists and is executable', async () => {
+    await access(join(PACKAGE_ROOT, LAUNCHER_RELATIVE), constants.X_OK);
+    const text = await readFile(join(PACKAGE_ROOT, LAUNCHER_RELATIVE), 'utf8');
+    expect(text.startsWith('#!/usr/bin/env bash\n')).toBe(true);
+    expect(text).toContain('set -euo pipefail');
+  });
+
+  it('.mcp.json (Claude Code): mcpServers.majordomus, stdio, the launcher', async () => {
+    const config = (await read('.mcp.json')) as { mcpServers: Servers };
+    const server = config.mcpServers.majordomus;
+    expect(server).toMatchObject({ type: 'stdio', command: LAUNCHER_RELATIVE, args: [] });
+  });
+
+  it('.gemini/settings.json (Gemini CLI): mcpServers.majordomus, the launcher, a generous timeout', async () => {
+    const config = (await read('.gemini/settings.json')) as { mcpServers: Servers };
+    const server = config.mcpServers.majordomus;
+    expect(server).toMatchObject({ command: LAUNCHER_RELATIVE, args: [] });
+    expect(server?.timeout).toBeGreaterThanOrEqual(60_000);
+  });
+
+  it('opencode.json (opencode): mcp.majordomus, local, the launcher, enabled', async () => {
+    const config = (await read('opencode.json')) as { $schema: string; mcp: Servers };
+    expect(config.$schema).toBe('https://opencode.ai/config.json');
+    expect(config.mcp.majordomus).toEqual({ type: 'local', command: [LAUNCHER_RELATIVE], enabled: true });
+  });
+
+  it('.codex/config.toml (Codex): [mcp_servers.majordomus], the launcher, startup_timeout_sec', async () => {
+    // Parsed by a real TOML parser: Python's tomllib (3.11+).
+    const { stdout } = await execFileAsync('python3', [
+      '-c',
+      'import json, sys, tomllib\nwith open(sys.argv[1], "rb") as f:\n    print(json.dumps(tomllib.load(f)))',
+      join(PACKAGE_ROOT, '.codex/config.toml'),
+    ]);
+    const config = JSON.parse(stdout) as { mcp_servers: Servers };
+    const server = config.mcp_servers.majordomus;
+    expect(server).toMatchObject({ command: LAUNCHER_RELATIVE, args: [] });
+    expect(server?.startup_timeout_sec).toBeGreaterThanOrEqual(60);
+  });
+});
