@@ -22,8 +22,6 @@ export interface HttpThreadOptions {
   port: number;
   fallbackToFreePort: boolean;
   leaseholder: boolean;
-  /** Called after a peer joined or left over HTTP. */
-  onPeersChanged?: () => void;
 }
 
 export interface HttpThread {
@@ -43,18 +41,11 @@ export function defaultPoolThreads(): number {
   return Math.max(1, availableParallelism() - 1);
 }
 
-function hostControl(runtime: Runtime, onPeersChanged: () => void): HostControl {
+function hostControl(runtime: Runtime): HostControl {
   return {
     invoke: async (capabilityId, input, caller) => runtime.outcome(capabilityId, input, caller),
-    join: async (client, preferred) => {
-      const id = runtime.join(client, 'http', preferred);
-      onPeersChanged();
-      return id;
-    },
-    leave: async (peerId) => {
-      runtime.leave(peerId);
-      onPeersChanged();
-    },
+    join: async (client, preferred) => runtime.join(client, 'http', preferred),
+    leave: async (peerId) => runtime.leave(peerId),
     touch: async (peerId) => runtime.board?.touch(peerId),
     instructions: async (peerId) => runtime.instructions(peerId),
     peers: async () => runtime.board?.list() ?? [],
@@ -69,7 +60,7 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
   const snapshot = encodeSnapshot({ version: VERSION, index: runtime.layer.index, capabilities: runtime.registry.catalog.entries });
   const hostChannel = new MessageChannel();
   const controlChannel = new MessageChannel();
-  expose(hostControl(runtime, options.onPeersChanged ?? (() => {})), nodeEndpoint(hostChannel.port1 as never));
+  expose(hostControl(runtime), nodeEndpoint(hostChannel.port1 as never));
   const workerData: HttpWorkerData = {
     snapshot,
     host: options.host,

@@ -63,8 +63,15 @@ export class PeerBoard implements PeerAccess {
   #next = 1;
   readonly #now: () => number;
 
-  constructor(now: () => number = Date.now) {
-    this.#now = now;
+  /** `issuedBefore`: peer numbers a previous server of this checkout already gave out. */
+  constructor(options: { now?: () => number; issuedBefore?: number } = {}) {
+    this.#now = options.now ?? Date.now;
+    this.#next = (options.issuedBefore ?? 0) + 1;
+  }
+
+  /** The highest peer number issued so far. */
+  get issued(): number {
+    return this.#next - 1;
   }
 
   /**

@@ -18,6 +18,8 @@ export interface RuntimeOptions {
   board: PeerBoard | null;
   /** The shared server's base URL once bound; null while served alone. */
   url: () => string | null;
+  /** Called after a peer joined or left, over any transport. */
+  onPeersChanged?: () => void;
 }
 
 export class Runtime {
@@ -25,8 +27,10 @@ export class Runtime {
   readonly layer: LayerView;
   readonly board: PeerBoard | null;
   readonly #url: () => string | null;
+  readonly #onPeersChanged: () => void;
 
   constructor(options: RuntimeOptions) {
+    this.#onPeersChanged = options.onPeersChanged ?? (() => {});
     this.registry = options.registry;
     this.layer = options.layer;
     this.board = options.board;
@@ -43,11 +47,13 @@ export class Runtime {
   }
 
   join(client: PeerClient, transport: 'stdio' | 'http', preferredPeerId?: string): string {
-    return this.#board().join(client, transport, preferredPeerId);
+    const id = this.#board().join(client, transport, preferredPeerId);
+    this.#onPeersChanged();
+    return id;
   }
 
   leave(peerId: string): void {
-    this.#board().leave(peerId);
+    if (this.#board().leave(peerId)) this.#onPeersChanged();
   }
 
   /** Runs a capability and answers with an outcome that survives a thread boundary. */

@@ -3,7 +3,8 @@
  * No SDK and no HTTP library — the server always answers with Content-Length — and no keep-alive,
  * so a refused connection proves that a message never ran.
  */
-import { Agent, request } from 'node:http';
+import { Agent, request, type ClientRequest } from 'node:http';
+import { getJson, PROBE_TIMEOUT_MS } from './probe.js';
 
 export type Delivery =
   /** The server answered with a frame for the client (a response, or a refusal made into one). */
@@ -15,13 +16,25 @@ export type Delivery =
 
 const agent = new Agent({ keepAlive: false });
 
+/**
+ * A request outstanding this long makes the bridge ask the server's `GET /` whether it is still
+ * alive: a long call on a live server goes on, a server that hangs (stopped, deadlocked) is lost.
+ */
+export const WATCHDOG_MS = 5_000;
+
 interface RawAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
 }
 
-function post(url: string, method: 'POST' | 'DELETE', headers: Record<string, string>, body: string): Promise<RawAnswer> {
+function post(
+  url: string,
+  method: 'POST' | 'DELETE',
+  headers: Record<string, string>,
+  body: string,
+  onSent?: (req: ClientRequest) => void,
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const req = request(`${url}/mcp`, { method, agent, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -31,6 +44,7 @@ function post(url: string, method: 'POST' | 'DELETE', headers: Record<string, st
     });
     req.on('error', reject);
     req.end(body);
+    onSent?.(req);
   });
 }
 
@@ -89,12 +103,23 @@ export class HttpBridge {
     if (this.#sessionId !== null) headers['mcp-session-id'] = this.#sessionId;
     if (peerHint) headers['mcp-peer-id'] = peerHint;
     let answer: RawAnswer;
+    let watchdog: NodeJS.Timeout | undefined;
     try {
-      answer = await post(this.url, 'POST', headers, line);
+      answer = await post(this.url, 'POST', headers, line, (req) => {
+        watchdog = setInterval(() => {
+          // Any answer will do: a superseded server still serves the sessions it has.
+          getJson(`${this.url}/`, PROBE_TIMEOUT_MS).catch((error: unknown) => {
+            req.destroy(new Error(`${this.url} stopped answering (${error instanceof Error ? error.message : String(error)})`));
+          });
+        }, WATCHDOG_MS);
+      });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? '';
       // Refused: the connection never opened, so the message provably never ran.
-      return { kind: 'lost', why: `${this.url} is unreachable (${code || String(error)})`, mayHaveRun: code !== 'ECONNREFUSED' };
+      const why = code ? `${this.url} is unreachable (${code})` : error instanceof Error ? error.message : String(error);
+      return { kind: 'lost', why, mayHaveRun: code !== 'ECONNREFUSED' };
+    } finally {
+      clearInterval(watchdog);
     }
     const session = header(answer, 'mcp-session-id');
     if (session) this.#sessionId = session;

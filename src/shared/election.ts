@@ -18,13 +18,16 @@ export const ELECTION_DEADLINE_MS = 20_000;
 export const BIND_GRACE_MS = 15_000;
 const BINDING_POLL_MS = 100;
 
-export type ElectionOutcome = { role: 'owner'; lease: LeaseDocument } | { role: 'bridge'; url: string };
+export type ElectionOutcome =
+  /** `peersIssued`: the highest peer number of the servers whose leases were taken over. */
+  | { role: 'owner'; lease: LeaseDocument; peersIssued: number }
+  | { role: 'bridge'; url: string };
 
 export type Verdict =
   | { kind: 'absent' }
   | { kind: 'live'; url: string }
   | { kind: 'binding' }
-  | { kind: 'stale' | 'corrupt' | 'empty' | 'abandoned'; detail: string; raw: string };
+  | { kind: 'stale' | 'corrupt' | 'empty' | 'abandoned'; detail: string; raw: string; peersIssued?: number };
 
 export interface ElectionOptions {
   checkout: Checkout;
@@ -44,6 +47,11 @@ function processIsGone(pid: number): boolean {
   }
 }
 
+function issued(doc: LeaseDocument): { peersIssued?: number } {
+  const n = doc.peers_issued;
+  return typeof n === 'number' && Number.isInteger(n) && n > 0 ? { peersIssued: n } : {};
+}
+
 /** Judges what a lease file holds right now. */
 export async function judgeLease(reading: LeaseReading, checkout: Checkout, bindGraceMs: number, now: number): Promise<Verdict> {
   switch (reading.state) {
@@ -58,15 +66,15 @@ export async function judgeLease(reading: LeaseReading, checkout: Checkout, bind
     case 'document': {
       const { doc, raw } = reading;
       if (doc.url === null) {
-        if (processIsGone(doc.pid)) return { kind: 'stale', detail: `its process ${doc.pid} is gone before binding`, raw };
+        if (processIsGone(doc.pid)) return { kind: 'stale', detail: `its process ${doc.pid} is gone before binding`, raw, ...issued(doc) };
         const started = Date.parse(doc.started_at);
         const age = now - (Number.isFinite(started) ? Math.min(started, reading.modifiedMs) : reading.modifiedMs);
         return age > bindGraceMs
-          ? { kind: 'abandoned', detail: `no URL ${Math.round(age / 1000)} s after it was taken by process ${doc.pid}`, raw }
+          ? { kind: 'abandoned', detail: `no URL ${Math.round(age / 1000)} s after it was taken by process ${doc.pid}`, raw, ...issued(doc) }
           : { kind: 'binding' };
       }
       const answer = await probe(doc.url, checkout.repositoryId);
-      return answer.live ? { kind: 'live', url: doc.url } : { kind: 'stale', detail: answer.why, raw };
+      return answer.live ? { kind: 'live', url: doc.url } : { kind: 'stale', detail: answer.why, raw, ...issued(doc) };
     }
   }
 }
@@ -77,9 +85,11 @@ export async function elect(options: ElectionOptions): Promise<ElectionOutcome> 
   const deadline = now() + (options.deadlineMs ?? ELECTION_DEADLINE_MS);
   const grace = options.bindGraceMs ?? BIND_GRACE_MS;
   const path = options.checkout.leasePath;
+  let peersIssued = 0;
   while (now() < deadline) {
     const doc = newLeaseDocument(options.checkout.root, options.version);
-    if (await createLease(path, doc)) return { role: 'owner', lease: doc };
+    if (peersIssued > 0) doc.peers_issued = peersIssued;
+    if (await createLease(path, doc)) return { role: 'owner', lease: doc, peersIssued };
     const verdict = await judgeLease(await readLease(path), options.checkout, grace, now());
     switch (verdict.kind) {
       case 'absent':
@@ -91,7 +101,7 @@ export async function elect(options: ElectionOptions): Promise<ElectionOutcome> 
         continue;
       default:
         log.info(`found a ${verdict.kind} lease at ${path} (${verdict.detail}); taking it over`);
-        await removeLeaseIfUnchanged(path, verdict.raw);
+        if (await removeLeaseIfUnchanged(path, verdict.raw)) peersIssued = Math.max(peersIssued, verdict.peersIssued ?? 0);
     }
   }
   throw new LeaseUnavailable(`no server could be elected within ${Math.round((options.deadlineMs ?? ELECTION_DEADLINE_MS) / 1000)} s (lease ${path})`);

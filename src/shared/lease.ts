@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, unlinkSync } from 'node:fs';
-import { mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 export const LEASE_SCHEMA = 'majordomus-mcp-lease/v1';
@@ -19,6 +19,11 @@ export interface LeaseDocument {
   url: string | null;
   started_at: string;
   version: string;
+  /**
+   * The highest peer number this server has issued. A process taking the lease over continues
+   * after it, so a bridge that re-attaches finds its old peer id still free.
+   */
+  peers_issued?: number;
 }
 
 /** The lease cannot be created or replaced at all (unwritable directory, read-only file system…). */
@@ -118,9 +123,12 @@ export async function removeLeaseIfUnchanged(path: string, raw: string): Promise
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw unavailable(path, error);
   }
-  const moved = await readFile(aside, 'utf8').catch(() => null);
+  const discard = (): Promise<void> => rm(aside, { recursive: true, force: true }).catch(() => undefined);
+  // A directory where the lease belongs was judged corrupt as it stands (raw ''); nothing races it.
+  const isDirectory = await lstat(aside).then((s) => s.isDirectory(), () => false);
+  const moved = isDirectory ? '' : await readFile(aside, 'utf8').catch(() => null);
   if (moved === raw) {
-    await unlink(aside).catch(() => undefined);
+    await discard();
     return true;
   }
   // Not the file we judged: restore it unless a newer one has taken its place meanwhile.
@@ -129,7 +137,7 @@ export async function removeLeaseIfUnchanged(path: string, raw: string): Promise
   } catch {
     // A newer lease exists; the one we moved lost anyway.
   }
-  await unlink(aside).catch(() => undefined);
+  await discard();
   return false;
 }
 

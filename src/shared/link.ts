@@ -99,7 +99,6 @@ export class ClientLink {
       if (mode.kind === 'alone') mode.session.close();
       if (mode.kind === 'owner') {
         mode.session.close();
-        mode.owner.peersChanged();
         if ((mode.owner.runtime.board?.size ?? 0) > 0) log.info('the client has gone; serving until the last peer leaves');
         await mode.owner.whenNoPeers();
         await mode.owner.close();
@@ -187,7 +186,7 @@ export class ClientLink {
         if (await this.#attach(outcome.url, pending, hint)) return;
         continue;
       }
-      await this.#own(outcome.lease, pending, initial, hint);
+      await this.#own(outcome.lease, outcome.peersIssued, pending, initial, hint);
       return;
     }
     this.#mode = { kind: 'failed', why: 'the shared server kept disappearing during the election' };
@@ -205,7 +204,7 @@ export class ClientLink {
     return true;
   }
 
-  async #own(lease: LeaseDocument, pending: string | null, initial: boolean, hint: string | null): Promise<void> {
+  async #own(lease: LeaseDocument, peersIssued: number, pending: string | null, initial: boolean, hint: string | null): Promise<void> {
     const { checkout } = this.#options;
     let loaded: Loaded;
     try {
@@ -220,7 +219,14 @@ export class ClientLink {
     const { Owner, CannotShare } = await import('./owner.js');
     let owner: Owner;
     try {
-      owner = await Owner.start({ loaded, lease, leasePath: checkout.leasePath, host: this.#options.host, port: this.#options.port });
+      owner = await Owner.start({
+        loaded,
+        lease,
+        leasePath: checkout.leasePath,
+        host: this.#options.host,
+        port: this.#options.port,
+        peersIssued,
+      });
     } catch (error) {
       releaseLeaseSync(checkout.leasePath, lease.token);
       if (!(error instanceof CannotShare)) throw error;

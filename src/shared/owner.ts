@@ -22,6 +22,8 @@ export interface OwnerOptions {
   leasePath: string;
   host: string;
   port: number;
+  /** Peer numbers already given out by the servers this one took over from. */
+  peersIssued?: number;
 }
 
 export class CannotShare extends Error {
@@ -36,6 +38,7 @@ export class Owner {
   #watch: NodeJS.Timeout | null = null;
   #idleWaiters: Array<() => void> = [];
   #closing: Promise<void> | null = null;
+  #publishing: Promise<unknown> = Promise.resolve();
 
   private constructor(runtime: Runtime, http: HttpThread, lease: LeaseDocument, leasePath: string) {
     this.runtime = runtime;
@@ -47,8 +50,8 @@ export class Owner {
   /** Binds the HTTP projection and publishes the lease; CannotShare when the server cannot start. */
   static async start(options: OwnerOptions): Promise<Owner> {
     let url: string | null = null;
-    const board = new PeerBoard();
-    const runtime = new Runtime({ ...options.loaded, board, url: () => url });
+    const board = new PeerBoard({ issuedBefore: options.peersIssued ?? 0 });
+    const runtime = new Runtime({ ...options.loaded, board, url: () => url, onPeersChanged: () => owner?.peersChanged() });
     let owner: Owner | null = null;
     if (!isLoopbackHost(options.host)) {
       log.warn(`${options.host} is not a loopback address: other machines can reach this server (Host and Origin must still name it by IP)`);
@@ -60,7 +63,6 @@ export class Owner {
         port: options.port,
         fallbackToFreePort: true,
         leaseholder: true,
-        onPeersChanged: () => owner?.peersChanged(),
       });
     } catch (error) {
       throw new CannotShare(error instanceof Error ? error.message : String(error));
@@ -113,8 +115,17 @@ export class Owner {
 
   /** Called by the HTTP thread's host control when a peer joined or left. */
   peersChanged(): void {
+    this.#recordIssuedPeers();
     if ((this.runtime.board?.size ?? 0) > 0) return;
     for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+
+  /** Keeps `peers_issued` in the lease current, so a successor never reissues a live id. */
+  #recordIssuedPeers(): void {
+    const issued = this.runtime.board?.issued ?? 0;
+    if (issued <= (this.#lease.peers_issued ?? 0) || this.#closing || this.#watch === null) return;
+    this.#lease.peers_issued = issued;
+    this.#publishing = this.#publishing.then(() => publishLease(this.#leasePath, this.#lease)).catch(() => undefined);
   }
 
   async #checkLease(): Promise<void> {

@@ -36,7 +36,14 @@ export async function runServe(args: ParsedArgs): Promise<number> {
   const [{ loadServing }, { Owner, CannotShare }] = await Promise.all([import('../../runtime/load.js'), import('../../shared/owner.js')]);
   let owner;
   try {
-    owner = await Owner.start({ loaded: await loadServing(args.global, cwd), lease, leasePath: checkout.leasePath, host, port });
+    owner = await Owner.start({
+      loaded: await loadServing(args.global, cwd),
+      lease,
+      leasePath: checkout.leasePath,
+      host,
+      port,
+      peersIssued: outcome.peersIssued,
+    });
   } catch (error) {
     releaseLeaseSync(checkout.leasePath, lease.token);
     if (error instanceof CannotShare) throw new MajordomusError('MAJ_PORT_UNAVAILABLE', error.message);

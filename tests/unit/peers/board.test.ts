@@ -37,7 +37,7 @@ describe('PeerBoard', () => {
 
   it('keeps an announcement with a trimmed intent and sorted, normalised, distinct paths', () => {
     let now = Date.parse('2025-01-01T00:00:00Z');
-    const board = new PeerBoard(() => now);
+    const board = new PeerBoard({ now: () => now });
     const id = board.join(client('a'), 'stdio');
     now += 5_000;
     const { peer, overlaps } = board.announce(id, '  refactor the parser ', ['./src/b/', 'src/a', 'src//a']);
@@ -48,7 +48,7 @@ describe('PeerBoard', () => {
 
   it('reports how long ago a peer was last seen from the clock', () => {
     let now = 1_000_000;
-    const board = new PeerBoard(() => now);
+    const board = new PeerBoard({ now: () => now });
     const id = board.join(client('a'), 'stdio');
     now += 61_500;
     expect(board.list()[0]?.last_seen_seconds_ago).toBe(61);
