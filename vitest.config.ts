@@ -1,8 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import { SummaryReporter } from './tests/summary-reporter.js';
 
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
+    reporters: ['default', new SummaryReporter()],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Black-box tests spawn real servers; two cores are shared, so keep parallelism modest.
