@@ -10,6 +10,7 @@ import { expose, wrap } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { Piscina } from 'piscina';
 import { CapabilityError, errorMessage } from '../src/errors.js';
+import { AnswerCache } from '../src/http/answer-cache.js';
 import { hostGuard } from '../src/http/guard.js';
 import { McpEndpoint } from '../src/http/mcp-endpoint.js';
 import { openApiText } from '../src/http/openapi.js';
@@ -46,15 +47,24 @@ let stopping = false;
 let boundPort = 0;
 let listenSocket: uWS.us_listen_socket | null = null;
 
-async function invoke(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
-  if (stopping) return { ok: false, code: 'busy', message: 'the server is shutting down' };
-  if (catalog.byId(capabilityId)?.reads === 'peers') return host.invoke(capabilityId, input, caller);
+const answers = data.answerCache ? new AnswerCache({ maxEntries: 1024, maxAnswerBytes: 256 * 1024 }) : null;
+
+async function runInPool(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
   try {
     return await pool.run({ capabilityId, input, caller });
   } catch (error) {
     // piscina refuses when its queue is full or it is closing: the server is saturated.
     return { ok: false, code: 'busy', message: `the capability pool is saturated: ${errorMessage(error)}` };
   }
+}
+
+async function invoke(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
+  if (stopping) return { ok: false, code: 'busy', message: 'the server is shutting down' };
+  const entry = catalog.byId(capabilityId);
+  if (entry?.reads === 'peers') return host.invoke(capabilityId, input, caller);
+  // A query over the frozen snapshot answers the same for the same input while the server lives.
+  if (answers && entry?.kind === 'query') return answers.answer(capabilityId, input, () => runInPool(capabilityId, input, null));
+  return runInPool(capabilityId, input, caller);
 }
 
 const lastTouch = new Map<string, number>();

@@ -36,6 +36,8 @@ export interface HttpWorkerData {
   /** Absolute path of the pool task module. */
   poolTaskFile: string;
   idleSessionMs: number;
+  /** Remember answers of pure queries (src/http/answer-cache.ts). */
+  answerCache: boolean;
 }
 
 /** Startup messages the HTTP thread posts on its parentPort. */

@@ -72,6 +72,7 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
     controlPort: controlChannel.port2,
     poolTaskFile: fileURLToPath(new URL('../../workers/pool-task.js', import.meta.url)),
     idleSessionMs: Number(process.env.MAJORDOMUS_IDLE_SESSION_MS) || IDLE_SESSION_MS,
+    answerCache: process.env.MAJORDOMUS_ANSWER_CACHE !== '0',
   };
   const worker = new Worker(new URL('../../workers/http-thread.js', import.meta.url), {
     workerData,

@@ -127,6 +127,8 @@ export class ClientLink {
   }
 
   #remember(line: string): void {
+    // Most lines are neither; skip the second parse for them (the hot stdio path).
+    if (!line.includes('initialize')) return;
     const method = messageOf(line)?.method;
     if (method === 'initialize') this.#initializeLine = line;
     if (method === 'notifications/initialized') this.#initializedLine = line;

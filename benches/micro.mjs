@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+/**
+ * In-process micro-benchmarks (the `benchmark` package) on a generated layer of 5,000 documents
+ * written as real files (rules and knowledge markdown with front matter) into a temp dir:
+ *   - snapshot encode / decode (dist/src/layer/snapshot.js) of that index + the builtin catalog
+ *   - objects.get and objects.search through the Runtime (builtinRegistry + createLayerView)
+ *   - a full index build of the layer (filesystem discovery), deferred (async)
+ * Prints ops/s ± rme; writes benches/results/micro-latest.json.
+ *
+ * Environment: BENCH_MICRO_DOCS (5000), BENCH_MICRO_MAX_TIME (s per benchmark, default 3).
+ */
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fmt, machine, makeRepo, table, writeResult, PACKAGE_ROOT } from './lib/common.mjs';
+
+const require = createRequire(import.meta.url);
+const Benchmark = require('benchmark');
+
+const DOCS = Number(process.env.BENCH_MICRO_DOCS ?? 5000);
+const MAX_TIME = Number(process.env.BENCH_MICRO_MAX_TIME ?? 3);
+const GET_BATCH = 100;
+const dist = (path) => import(join(PACKAGE_ROOT, 'dist/src', path));
+
+function runSuite(suite) {
+  return new Promise((resolve, reject) => {
+    suite.on('cycle', (event) => process.stderr.write(`micro bench: ${String(event.target)}\n`));
+    suite.on('error', (event) => reject(event.target.error));
+    suite.on('complete', () => resolve(suite));
+    suite.run({ async: true });
+  });
+}
+
+export async function main() {
+  const startedAt = new Date().toISOString();
+  const machineBefore = machine();
+  const [{ encodeSnapshot, decodeSnapshot }, { buildIndex, loadLayer, readManifest }, { builtinRegistry }, { createLayerView }, { Runtime }, { VERSION }] =
+    await Promise.all([dist('layer/snapshot.js'), dist('layer/load.js'), dist('runtime/load.js'), dist('layer/view.js'), dist('runtime/runtime.js'), dist('version.js')]);
+
+  const rules = Math.round(DOCS * 0.4);
+  const repo = await makeRepo({ rules, documents: DOCS - rules, git: false, prefix: 'majordomus-micro-' });
+  const results = [];
+  let info;
+  try {
+    const t0 = process.hrtime.bigint();
+    const index = await loadLayer({ cwd: repo.root, discovery: 'filesystem', strict: false });
+    const firstBuildMs = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (index.objects.length !== DOCS || index.state !== 'ok') {
+      throw new Error(`the generated layer indexed ${index.objects.length}/${DOCS} objects (${index.state}): ${JSON.stringify(index.diagnostics.slice(0, 3))}`);
+    }
+    const manifest = await readManifest(join(repo.root, '.ai/manifest.yaml'));
+    const registry = builtinRegistry();
+    const runtime = new Runtime({ registry, layer: createLayerView(index), board: null, url: () => null });
+    const content = { version: VERSION, index, capabilities: registry.catalog.entries };
+    const snapshot = encodeSnapshot(content);
+    const uris = index.objects.map((o) => o.uri);
+    const queries = ['lease bridge', 'snapshot', 'pool thread latency', 'knowledge search', 'registry schema session'];
+    // Sanity: the handlers answer what we benchmark.
+    const got = await runtime.invoke('objects.get', { uri: uris[123] }, null);
+    if (got.uri !== uris[123]) throw new Error('objects.get answered another object');
+    const hits = await runtime.invoke('objects.search', { query: queries[0], limit: 20 }, null);
+    if (!Array.isArray(hits.hits) || hits.hits.length === 0) throw new Error('objects.search found nothing');
+    info = {
+      documents: DOCS,
+      rules,
+      knowledge: DOCS - rules,
+      layer_bytes: Object.values(repo.files).reduce((s, t) => s + Buffer.byteLength(t), 0),
+      snapshot_bytes: snapshot.byteLength,
+      first_build_ms: +firstBuildMs.toFixed(1),
+    };
+    process.stderr.write(`micro bench: layer of ${DOCS} documents (${(info.layer_bytes / 1e6).toFixed(1)} MB), snapshot ${(snapshot.byteLength / 1e6).toFixed(1)} MB, first build ${info.first_build_ms} ms\n`);
+
+    let sink = 0;
+    let i = 0;
+    const suite = new Benchmark.Suite('majordomus micro');
+    const opts = { maxTime: MAX_TIME, minSamples: 5 };
+    suite
+      .add('snapshot encode (5k docs + catalog)', () => {
+        sink += encodeSnapshot(content).byteLength;
+      }, opts)
+      .add('snapshot decode (5k docs + catalog)', () => {
+        sink += decodeSnapshot(snapshot).index.objects.length;
+      }, opts)
+      .add(`objects.get via Runtime (batches of ${GET_BATCH})`, {
+        ...opts,
+        defer: true,
+        batch: GET_BATCH,
+        fn: (deferred) => {
+          // One deferred cycle costs more than one lookup; a batch of sequential awaited calls
+          // keeps the harness's share small. ops/s is reported per call.
+          (async () => {
+            for (let k = 0; k < GET_BATCH; k++) {
+              const o = await runtime.invoke('objects.get', { uri: uris[(i++ * 7919) % uris.length] }, null);
+              sink += o.provenance.size;
+            }
+          })().then(() => deferred.resolve());
+        },
+      })
+      .add('objects.search via Runtime (limit 20)', {
+        ...opts,
+        defer: true,
+        fn: (deferred) => {
+          runtime.invoke('objects.search', { query: queries[i++ % queries.length], limit: 20 }, null).then((r) => {
+            sink += r.hits.length;
+            deferred.resolve();
+          });
+        },
+      })
+      .add('index build (5k files, filesystem discovery)', {
+        maxTime: Math.max(MAX_TIME, 10),
+        minSamples: 5,
+        defer: true,
+        fn: (deferred) => {
+          buildIndex(repo.root, manifest, 'filesystem').then((built) => {
+            sink += built.objects.length;
+            deferred.resolve();
+          });
+        },
+      });
+    await runSuite(suite);
+    suite.forEach((bench) => {
+      const batch = bench.options?.batch ?? bench.batch ?? 1;
+      results.push({
+        name: bench.name,
+        ops_per_sec: bench.hz * batch,
+        rme_percent: bench.stats.rme,
+        mean_ms: (bench.stats.mean * 1000) / batch,
+        samples: bench.stats.sample.length,
+      });
+    });
+    if (sink === 0) throw new Error('nothing was computed');
+  } finally {
+    await repo.cleanup();
+  }
+
+  const output = { name: 'micro', started_at: startedAt, machine_before: machineBefore, machine_after: machine(), layer: info, results };
+  const file = await writeResult('micro', output);
+  console.log(
+    [
+      `Micro (benchmark.js; ${info.documents} documents, snapshot ${(info.snapshot_bytes / 1e6).toFixed(2)} MB; load avg before ${machineBefore.loadavg['1m']}, after ${output.machine_after.loadavg['1m']})`,
+      table(
+        ['benchmark', 'ops/s', '± rme', 'mean', 'samples'],
+        results.map((r) => [r.name, fmt(r.ops_per_sec, r.ops_per_sec < 100 ? 2 : 0), `±${fmt(r.rme_percent)}%`, r.mean_ms >= 1 ? `${fmt(r.mean_ms, 1)} ms` : `${fmt(r.mean_ms * 1000, 1)} µs`, r.samples]),
+      ),
+      `written ${file}`,
+    ].join('\n'),
+  );
+  return { name: 'micro', output, summaryRows: results.map((r) => ['micro', r.name, `${fmt(r.ops_per_sec, r.ops_per_sec < 100 ? 2 : 0)} ops/s ±${fmt(r.rme_percent, 1)}%`, 'info']) };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error.stack ?? error);
+      process.exit(1);
+    },
+  );
+}

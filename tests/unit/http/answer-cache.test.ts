@@ -1,0 +1,67 @@
+/**
+ * The HTTP thread's memory of pure-query answers:
+ * - an input is computed once, then answered from memory (key order does not matter);
+ * - refusals that depend on the input are remembered, `busy` and `internal` never are;
+ * - answers over the size bound are not kept, and the oldest entry goes first when full.
+ */
+import { describe, expect, it } from 'vitest';
+import { AnswerCache, canonicalJson } from '../../../src/http/answer-cache.js';
+import type { CallOutcome } from '../../../workers/types.js';
+
+function counting(outcome: CallOutcome): { compute: () => Promise<CallOutcome>; calls: () => number } {
+  let calls = 0;
+  return {
+    compute: async () => {
+      calls += 1;
+      return outcome;
+    },
+    calls: () => calls,
+  };
+}
+
+describe('AnswerCache', () => {
+  it('computes an input once and answers it from memory afterwards, whatever the key order', async () => {
+    const cache = new AnswerCache({ maxEntries: 10, maxAnswerBytes: 1000 });
+    const run = counting({ ok: true, output: { x: 1 } });
+    await cache.answer('objects.search', { query: 'a', limit: 5 }, run.compute);
+    const again = await cache.answer('objects.search', { limit: 5, query: 'a' }, run.compute);
+    expect(again).toEqual({ ok: true, output: { x: 1 } });
+    expect(run.calls()).toBe(1);
+    expect(cache.stats).toEqual({ entries: 1, hits: 1, misses: 1 });
+  });
+
+  it('remembers a not_found refusal but never busy or internal', async () => {
+    const cache = new AnswerCache({ maxEntries: 10, maxAnswerBytes: 1000 });
+    const missing = counting({ ok: false, code: 'not_found', message: 'no object' });
+    await cache.answer('objects.get', { uri: 'u' }, missing.compute);
+    await cache.answer('objects.get', { uri: 'u' }, missing.compute);
+    expect(missing.calls()).toBe(1);
+    const busy = counting({ ok: false, code: 'busy', message: 'saturated' });
+    await cache.answer('objects.get', { uri: 'v' }, busy.compute);
+    await cache.answer('objects.get', { uri: 'v' }, busy.compute);
+    expect(busy.calls()).toBe(2);
+  });
+
+  it('keeps no answer over the size bound and drops the least recently used entry when full', async () => {
+    const cache = new AnswerCache({ maxEntries: 2, maxAnswerBytes: 50 });
+    const big = counting({ ok: true, output: 'x'.repeat(100) });
+    await cache.answer('objects.get', { uri: 'big' }, big.compute);
+    await cache.answer('objects.get', { uri: 'big' }, big.compute);
+    expect(big.calls()).toBe(2);
+
+    const a = counting({ ok: true, output: 'a' });
+    const b = counting({ ok: true, output: 'b' });
+    const c = counting({ ok: true, output: 'c' });
+    await cache.answer('q.x', { k: 'a' }, a.compute);
+    await cache.answer('q.x', { k: 'b' }, b.compute);
+    await cache.answer('q.x', { k: 'a' }, a.compute); // a is now the most recent
+    await cache.answer('q.x', { k: 'c' }, c.compute); // evicts b
+    await cache.answer('q.x', { k: 'a' }, a.compute);
+    await cache.answer('q.x', { k: 'b' }, b.compute);
+    expect([a.calls(), b.calls(), c.calls()]).toEqual([1, 2, 1]);
+  });
+
+  it('writes canonical JSON with sorted keys at every depth', () => {
+    expect(canonicalJson({ b: [{ d: 1, c: 2 }], a: null })).toBe('{"a":null,"b":[{"c":2,"d":1}]}');
+  });
+});
