@@ -30,6 +30,7 @@ import {
   threadTimes,
   verdict,
   writeResult,
+  runWhenMain,
 } from './lib/common.mjs';
 
 const DURATION = Number(process.env.BENCH_HTTP_DURATION ?? 10);
@@ -201,12 +202,4 @@ export async function main() {
   return { name: 'http', output, summaryRows: Object.entries(bars).map(([k, v]) => ['http', k, v.value, verdict(v.pass)]) };
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  main().then(
-    () => process.exit(0),
-    (error) => {
-      console.error(error.stack ?? error);
-      process.exit(1);
-    },
-  );
-}
+runWhenMain(import.meta.url, main);

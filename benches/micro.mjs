@@ -11,8 +11,7 @@
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { fmt, machine, makeRepo, table, writeResult, PACKAGE_ROOT } from './lib/common.mjs';
+import { fmt, machine, makeRepo, PACKAGE_ROOT, runWhenMain, table, writeResult } from './lib/common.mjs';
 
 const require = createRequire(import.meta.url);
 const Benchmark = require('benchmark');
@@ -148,12 +147,4 @@ export async function main() {
   return { name: 'micro', output, summaryRows: results.map((r) => ['micro', r.name, `${fmt(r.ops_per_sec, r.ops_per_sec < 100 ? 2 : 0)} ops/s ±${fmt(r.rme_percent, 1)}%`, 'info']) };
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  main().then(
-    () => process.exit(0),
-    (error) => {
-      console.error(error.stack ?? error);
-      process.exit(1);
-    },
-  );
-}
+runWhenMain(import.meta.url, main);

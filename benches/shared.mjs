@@ -18,7 +18,6 @@
  * Environment: BENCH_SHARED_ROUNDS (10), BENCH_SHARED_CALLS (300 per call kind, condition, round),
  * BENCH_SHARED_WARMUP (1000), BENCH_COLD_RUNS (21).
  */
-import { fileURLToPath } from 'node:url';
 import {
   fmt,
   machine,
@@ -37,6 +36,7 @@ import {
   verdict,
   withTimeout,
   writeResult,
+  runWhenMain,
 } from './lib/common.mjs';
 
 const ROUNDS = Number(process.env.BENCH_SHARED_ROUNDS ?? 10);
@@ -285,12 +285,4 @@ export async function main() {
   return { name: 'shared', output, summaryRows: Object.entries(bars).map(([k, v]) => ['shared', k, v.value, verdict(v.pass)]) };
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  main().then(
-    () => process.exit(0),
-    (error) => {
-      console.error(error.stack ?? error);
-      process.exit(1);
-    },
-  );
-}
+runWhenMain(import.meta.url, main);

@@ -451,3 +451,15 @@ export function processCpu(pid) {
     return NaN;
   }
 }
+
+/** Runs a benchmark's `main` when its file is executed directly (not imported by run.mjs). */
+export function runWhenMain(moduleUrl, main) {
+  if (process.argv[1] !== fileURLToPath(moduleUrl)) return;
+  main().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error.stack ?? error);
+      process.exit(1);
+    },
+  );
+}
