@@ -43,6 +43,7 @@ const pool = new Piscina<PoolTask, CallOutcome>({
 });
 
 let leaseholder = data.leaseholder;
+let peerCount = 0;
 let stopping = false;
 let boundPort = 0;
 let listenSocket: uWS.us_listen_socket | null = null;
@@ -112,7 +113,7 @@ const route = createRouter({
   openapi: openApiText(catalog, content.version),
   swagger: loadSwaggerAssets(),
   invoke,
-  peers: () => host.peers(),
+  peerCount: () => peerCount,
   leaseholder: () => leaseholder,
   baseUrl: () => `http://${data.host.includes(':') ? `[${data.host}]` : data.host}:${boundPort}`,
 });
@@ -235,6 +236,9 @@ let stopped: Promise<void> | null = null;
 const control: HttpControl = {
   async setLeaseholder(value) {
     leaseholder = value;
+  },
+  async setPeerCount(count) {
+    peerCount = count;
   },
   stop() {
     stopped ??= (async () => {

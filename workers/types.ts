@@ -3,7 +3,7 @@
  * (uWebSockets.js) and the pool tasks (piscina). Types only; both sides import it.
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { Peer, PeerClient } from '../src/peers/board.js';
+import type { PeerClient } from '../src/peers/board.js';
 import type { WireErrorCode } from '../src/errors.js';
 
 /** What a capability call answers across a thread boundary (errors do not keep their class there). */
@@ -53,12 +53,12 @@ export interface HostControl {
   leave(peerId: string): Promise<void>;
   touch(peerId: string): Promise<void>;
   instructions(peerId: string): Promise<string>;
-  peers(): Promise<Peer[]>;
 }
 
 /** What the HTTP thread offers the main thread (exposed over comlink). */
 export interface HttpControl {
   setLeaseholder(leaseholder: boolean): Promise<void>;
+  setPeerCount(count: number): Promise<void>;
   /** Closes the listen socket and every connection, ends the open sessions and the pool. */
   stop(): Promise<void>;
 }

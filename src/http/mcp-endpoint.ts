@@ -81,7 +81,10 @@ export class McpEndpoint {
     const answer = await open.session.handle(message);
     if (issued !== undefined) {
       // Only a session whose initialize succeeded is kept.
-      if (answer?.error !== undefined) return jsonReply(200, answer);
+      if (answer?.error !== undefined) {
+        open.session.close(); // a peer that joined before the failure leaves again
+        return jsonReply(200, answer);
+      }
       this.#sessions.set(issued, open);
     }
     const headers =

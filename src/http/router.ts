@@ -3,7 +3,6 @@
  * Capability routes come from the catalog; nothing here names a particular capability.
  */
 import { CapabilityError, errorMessage } from '../errors.js';
-import type { Peer } from '../peers/board.js';
 import type { CapabilityCatalog, CapabilityEntry } from '../registry/catalog.js';
 import type { CallOutcome } from '../../workers/types.js';
 import type { HostGuard } from './guard.js';
@@ -36,7 +35,8 @@ export interface RouterServices {
   openapi: string;
   swagger: ReadonlyMap<string, StaticAsset>;
   invoke(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome>;
-  peers(): Promise<Peer[]>;
+  /** How many peers are attached (a copy the main thread keeps current). */
+  peerCount(): number;
   leaseholder(): boolean;
   baseUrl(): string;
 }
@@ -82,7 +82,8 @@ export function createRouter(services: RouterServices): Router {
     return outcomeReply(await services.invoke(entry.id, input, caller));
   }
 
-  async function root(): Promise<HttpReply> {
+  // Answered by this thread alone: the liveness probe must not wait on the main thread.
+  function root(): HttpReply {
     const base = services.baseUrl();
     return jsonReply(200, {
       name: 'majordomus',
@@ -90,7 +91,7 @@ export function createRouter(services: RouterServices): Router {
       repository_id: services.repositoryId,
       leaseholder: services.leaseholder(),
       surfaces: { docs: `${base}/docs`, openapi: `${base}/openapi.json`, api: `${base}/api/v1/`, mcp: `${base}/mcp` },
-      peers: (await services.peers()).length,
+      peers: services.peerCount(),
     });
   }
 

@@ -22,6 +22,8 @@ export interface HttpThreadOptions {
   port: number;
   fallbackToFreePort: boolean;
   leaseholder: boolean;
+  /** Called when the thread ends without being asked to (a crash). */
+  onUnexpectedExit?: (why: string) => void;
 }
 
 export interface HttpThread {
@@ -30,6 +32,8 @@ export interface HttpThread {
   /** The port asked for, when it was taken and another was bound. */
   readonly fellBackFrom: number | null;
   setLeaseholder(leaseholder: boolean): Promise<void>;
+  /** Keeps the HTTP thread's copy of the peer count (for `GET /`) current. */
+  setPeerCount(count: number): Promise<void>;
   /** Closes the socket, the sessions and the pool, and waits for the thread to end. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -48,7 +52,6 @@ function hostControl(runtime: Runtime): HostControl {
     leave: async (peerId) => runtime.leave(peerId),
     touch: async (peerId) => runtime.board?.touch(peerId),
     instructions: async (peerId) => runtime.instructions(peerId),
-    peers: async () => runtime.board?.list() ?? [],
   };
 }
 
@@ -98,11 +101,17 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
 
   let stopping: Promise<void> | null = null;
   let forget = (): void => {};
+  void exited.then((code) => {
+    if (stopping !== null) return;
+    forget();
+    options.onUnexpectedExit?.(`exit code ${code}`);
+  });
   const thread: HttpThread = {
     port: started.port,
     url: urlOf(options.host, started.port),
     fellBackFrom: started.port !== started.requestedPort && started.requestedPort !== 0 ? started.requestedPort : null,
     setLeaseholder: (leaseholder) => control.setLeaseholder(leaseholder),
+    setPeerCount: (count) => control.setPeerCount(count),
     stop() {
       stopping ??= (async () => {
         await control.stop().catch(() => undefined);

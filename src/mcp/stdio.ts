@@ -29,11 +29,14 @@ export function serveStdio(handler: FrameHandler, input: Readable, output: Writa
     });
     lines.on('line', (line) => {
       if (line.trim().length === 0) return;
-      queue = queue.then(async () => {
-        if (ended && output.destroyed) return;
-        const frame = await handler.handleLine(line);
-        if (frame !== undefined && !output.destroyed) output.write(`${frame}\n`);
-      });
+      queue = queue
+        .then(async () => {
+          if (ended && output.destroyed) return;
+          const frame = await handler.handleLine(line);
+          if (frame !== undefined && !output.destroyed) output.write(`${frame}\n`);
+        })
+        // A handler that throws loses its own answer, never the lines after it.
+        .catch((error: unknown) => log.error(`a stdio frame failed: ${error instanceof Error ? error.message : String(error)}`));
     });
     lines.on('close', finish);
   });

@@ -47,6 +47,18 @@ function messageOf(line: string): { id?: unknown; method?: unknown } | null {
   }
 }
 
+/**
+ * Methods that change nothing on a server (or only on the one that just went away): re-sending
+ * one whose first attempt may have run is harmless. A tool call is never among them — the bridge
+ * cannot know what a tool does.
+ */
+const SAFE_TO_RESEND = new Set(['initialize', 'ping', 'tools/list', 'resources/list', 'resources/templates/list', 'resources/read']);
+
+function safeToResend(line: string): boolean {
+  const method = messageOf(line)?.method;
+  return typeof method === 'string' && (SAFE_TO_RESEND.has(method) || method.startsWith('notifications/'));
+}
+
 /** A JSON-RPC error for `line`, or nothing when it is a notification. */
 function errorFrame(line: string, code: number, message: string): string | undefined {
   const parsed = messageOf(line);
@@ -69,16 +81,16 @@ export class ClientLink {
   #ping: NodeJS.Timeout | null = null;
   #pings = 0;
   #closed: Promise<void> | null = null;
+  /** The lease this process won and has not yet handed to an owner (or released). */
+  #electedLease: LeaseDocument | null = null;
 
-  private constructor(options: LinkOptions) {
+  constructor(options: LinkOptions) {
     this.#options = options;
   }
 
   /** Elects and links; a layer this process cannot serve refuses the client (the caller exits). */
-  static async start(options: LinkOptions): Promise<ClientLink> {
-    const link = new ClientLink(options);
-    await link.#join(null, true);
-    return link;
+  async start(): Promise<void> {
+    await this.#join(null, true);
   }
 
   get role(): Mode['kind'] {
@@ -86,7 +98,15 @@ export class ClientLink {
   }
 
   handleLine(line: string): Promise<string | undefined> {
-    return this.#serial(() => this.#handle(line));
+    return this.#serial(async () => {
+      try {
+        return await this.#handle(line);
+      } catch (error) {
+        // Never silence (invariant 2): whatever failed, the client hears why.
+        log.error(`cannot serve a message: ${errorMessage(error)}`);
+        return errorFrame(line, -32603, `majordomus could not serve this message: ${errorMessage(error)}`);
+      }
+    });
   }
 
   /** The client is gone: end our session, and as owner serve until the last peer leaves. */
@@ -115,9 +135,10 @@ export class ClientLink {
     if (mode.kind === 'bridge') await mode.bridge.close();
   }
 
-  /** The urgent half of `abort`, for a process about to die of a signal. */
+  /** The urgent half of `abort`, for a process about to die of a signal — even mid-election. */
   releaseLeaseNow(): void {
     if (this.#mode.kind === 'owner') this.#mode.owner.releaseLease();
+    if (this.#electedLease) releaseLeaseSync(this.#options.checkout.leasePath, this.#electedLease.token);
   }
 
   #serial<T>(task: () => Promise<T>): Promise<T> {
@@ -153,7 +174,7 @@ export class ClientLink {
         if (delivery.kind === 'accepted') return undefined;
         log.warn(`lost the shared server: ${delivery.why}; electing again`);
         await this.#join(line, false, mode.bridge.peerId);
-        if (delivery.mayHaveRun) {
+        if (delivery.mayHaveRun && !safeToResend(line)) {
           return errorFrame(
             line,
             -32603,
@@ -207,6 +228,15 @@ export class ClientLink {
   }
 
   async #own(lease: LeaseDocument, peersIssued: number, pending: string | null, initial: boolean, hint: string | null): Promise<void> {
+    this.#electedLease = lease;
+    try {
+      await this.#ownWith(lease, peersIssued, pending, initial, hint);
+    } finally {
+      this.#electedLease = null;
+    }
+  }
+
+  async #ownWith(lease: LeaseDocument, peersIssued: number, pending: string | null, initial: boolean, hint: string | null): Promise<void> {
     const { checkout } = this.#options;
     let loaded: Loaded;
     try {
@@ -286,7 +316,7 @@ export class ClientLink {
           log.warn(`lost the shared server: ${delivery.why}; electing again`);
           await this.#join(null, false, mode.bridge.peerId);
         }
-      });
+      }).catch((error: unknown) => log.error(`the keep-alive ping failed: ${errorMessage(error)}`));
     }, every);
     this.#ping.unref();
   }

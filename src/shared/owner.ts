@@ -12,7 +12,7 @@ import type { Loaded } from '../runtime/load.js';
 import { Runtime } from '../runtime/runtime.js';
 import { startHttpThread, type HttpThread } from '../http/thread.js';
 import { isLoopbackHost } from '../http/guard.js';
-import { holdsLease, publishLease, releaseLeaseSync, type LeaseDocument } from './lease.js';
+import { publishLease, readLease, releaseLeaseSync, type LeaseDocument } from './lease.js';
 
 const LEASE_WATCH_MS = 2_000;
 
@@ -39,6 +39,7 @@ export class Owner {
   #idleWaiters: Array<() => void> = [];
   #closing: Promise<void> | null = null;
   #publishing: Promise<unknown> = Promise.resolve();
+  #missedChecks = 0;
 
   private constructor(runtime: Runtime, http: HttpThread, lease: LeaseDocument, leasePath: string) {
     this.runtime = runtime;
@@ -63,6 +64,7 @@ export class Owner {
         port: options.port,
         fallbackToFreePort: true,
         leaseholder: true,
+        onUnexpectedExit: (why) => owner?.threadDied(why),
       });
     } catch (error) {
       throw new CannotShare(error instanceof Error ? error.message : String(error));
@@ -106,6 +108,10 @@ export class Owner {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       if (this.#watch) clearInterval(this.#watch);
+      // New sessions are refused first (409 lease_lost: a client arriving now elects again and
+      // is served elsewhere) instead of being cut off half-way by the closing socket.
+      await this.#http.setLeaseholder(false).catch(() => undefined);
+      await this.#publishing;
       await this.#http.stop();
       this.releaseLease();
       log.info(`closed ${this.#http.url} and removed the lease`);
@@ -113,9 +119,22 @@ export class Owner {
     return this.#closing;
   }
 
+  /** The HTTP thread died: nobody can reach this server, so give the checkout back. */
+  threadDied(why: string): void {
+    if (this.#closing) return;
+    log.error(`the HTTP thread ended unexpectedly (${why}); releasing the lease and serving this client alone`);
+    if (this.#watch) clearInterval(this.#watch);
+    this.#watch = null;
+    this.releaseLease();
+    this.#closing = Promise.resolve();
+    const board = this.runtime.board;
+    for (const peer of board?.list() ?? []) if (peer.transport === 'http') this.runtime.leave(peer.id);
+  }
+
   /** Called by the HTTP thread's host control when a peer joined or left. */
   peersChanged(): void {
     this.#recordIssuedPeers();
+    if (!this.#closing) void this.#http.setPeerCount(this.runtime.board?.size ?? 0).catch(() => undefined);
     if ((this.runtime.board?.size ?? 0) > 0) return;
     for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
@@ -129,8 +148,18 @@ export class Owner {
   }
 
   async #checkLease(): Promise<void> {
-    if (this.#closing || (await holdsLease(this.#leasePath, this.#lease.token))) return;
-    await this.#superseded(`the lease ${this.#leasePath} now names another server`);
+    if (this.#closing) return;
+    const reading = await readLease(this.#leasePath).catch(() => null);
+    if (reading?.state === 'document' && reading.doc.token === this.#lease.token) {
+      this.#missedChecks = 0;
+      return;
+    }
+    // An election elsewhere moves a lease aside for an instant while it compares it; only a
+    // foreign lease, or no lease twice in a row, means this server was superseded.
+    const foreign = reading !== null && reading.state !== 'absent';
+    this.#missedChecks += 1;
+    if (!foreign && this.#missedChecks < 2) return;
+    await this.#superseded(`the lease ${this.#leasePath} ${foreign ? 'now names another server' : 'is gone'}`);
   }
 
   async #superseded(why: string): Promise<void> {

@@ -58,7 +58,7 @@ async function serveStandalone(args: ParsedArgs): Promise<number> {
 async function serveShared(args: ParsedArgs): Promise<number> {
   const cwd = process.cwd();
   const checkout = await locateCheckout(args.global.repo ?? cwd);
-  const link = await ClientLink.start({
+  const link = new ClientLink({
     checkout,
     global: args.global,
     cwd,
@@ -66,10 +66,15 @@ async function serveShared(args: ParsedArgs): Promise<number> {
     port: portOption(args.options['http-port'], 'http-port', DEFAULT_HTTP_PORT),
     version: VERSION,
   });
+  // Signals are handled from before the election: a lease this process holds is always removed.
   const shutdown = new Shutdown();
   shutdown.addUrgent(() => link.releaseLeaseNow());
   shutdown.add(() => link.abort());
   const signalled = new Promise<'signal'>((resolve) => shutdown.handleSignals(() => resolve('signal')));
+  if ((await Promise.race([link.start().then(() => 'started' as const), signalled])) === 'signal') {
+    await shutdown.run('signal during start');
+    return EXIT.ok;
+  }
   const ended = await Promise.race([serveStdio(link, process.stdin, process.stdout).then(() => 'eof' as const), signalled]);
   if (ended === 'eof') {
     // The client is gone; a peer may still be attached (invariant: no process without a client).

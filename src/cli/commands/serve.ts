@@ -2,25 +2,37 @@
  * `majordomus serve`: the shared server without a stdio session. It joins the checkout's
  * election: when a server already runs it names it and exits 0.
  */
+import { fstatSync } from 'node:fs';
 import { EXIT, MajordomusError } from '../../errors.js';
 import { log } from '../../log.js';
 import { Shutdown } from '../../runtime/shutdown.js';
 import { elect } from '../../shared/election.js';
 import { LeaseUnavailable, releaseLeaseSync } from '../../shared/lease.js';
-import { locateCheckout } from '../../shared/locate.js';
+import { locateCheckout, type Checkout } from '../../shared/locate.js';
+import type { Owner } from '../../shared/owner.js';
 import { VERSION } from '../../version.js';
 import { portOption, usageError, type ParsedArgs } from '../args.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8741;
 
-export async function runServe(args: ParsedArgs): Promise<number> {
-  if (args.positionals.length > 0) throw usageError('serve takes no arguments');
-  const host = String(args.options.host ?? DEFAULT_HOST);
-  const port = portOption(args.options.port, 'port', DEFAULT_PORT);
-  const cwd = process.cwd();
-  const checkout = await locateCheckout(args.global.repo ?? cwd);
+function stdinIsPipe(): boolean {
+  try {
+    const stat = fstatSync(0);
+    return stat.isFIFO() || stat.isSocket();
+  } catch {
+    return false;
+  }
+}
 
+/** Elects; as the winner starts the server, else names the running one (null). */
+async function startOwner(
+  args: ParsedArgs,
+  checkout: Checkout,
+  host: string,
+  port: number,
+  holding: (token: string | null) => void,
+): Promise<Owner | null> {
   let outcome;
   try {
     outcome = await elect({ checkout, version: VERSION });
@@ -30,14 +42,17 @@ export async function runServe(args: ParsedArgs): Promise<number> {
   }
   if (outcome.role === 'bridge') {
     log.info(`a server already serves this checkout: ${outcome.url} (Swagger UI ${outcome.url}/docs)`);
-    return EXIT.ok;
+    return null;
   }
   const { lease } = outcome;
-  const [{ loadServing }, { Owner, CannotShare }] = await Promise.all([import('../../runtime/load.js'), import('../../shared/owner.js')]);
-  let owner;
+  holding(lease.token);
+  const [{ loadServing }, { Owner: OwnerClass, CannotShare }] = await Promise.all([
+    import('../../runtime/load.js'),
+    import('../../shared/owner.js'),
+  ]);
   try {
-    owner = await Owner.start({
-      loaded: await loadServing(args.global, cwd),
+    return await OwnerClass.start({
+      loaded: await loadServing(args.global, process.cwd()),
       lease,
       leasePath: checkout.leasePath,
       host,
@@ -46,22 +61,39 @@ export async function runServe(args: ParsedArgs): Promise<number> {
     });
   } catch (error) {
     releaseLeaseSync(checkout.leasePath, lease.token);
+    holding(null);
     if (error instanceof CannotShare) throw new MajordomusError('MAJ_PORT_UNAVAILABLE', error.message);
     throw error;
   }
+}
 
+export async function runServe(args: ParsedArgs): Promise<number> {
+  if (args.positionals.length > 0) throw usageError('serve takes no arguments');
+  const host = String(args.options.host ?? DEFAULT_HOST);
+  const port = portOption(args.options.port, 'port', DEFAULT_PORT);
+  const checkout = await locateCheckout(args.global.repo ?? process.cwd());
+
+  // Signals are handled from before the election: a lease this process holds is always removed.
   const shutdown = new Shutdown();
-  shutdown.addUrgent(() => owner.releaseLease());
-  shutdown.add(() => owner.close());
-  await new Promise<void>((resolve) => {
-    shutdown.handleSignals(() => resolve());
-    if (!process.stdin.isTTY) {
-      // A pipe or file on stdin ties the server to its parent: EOF stops it.
-      process.stdin.on('end', () => resolve());
-      process.stdin.on('error', () => resolve());
-      process.stdin.resume();
-    }
+  let heldToken: string | null = null;
+  shutdown.addUrgent(() => {
+    if (heldToken !== null) releaseLeaseSync(checkout.leasePath, heldToken);
   });
+  const signalled = new Promise<'stop'>((resolve) => shutdown.handleSignals(() => resolve('stop')));
+  // A pipe on stdin ties the server to its parent: EOF stops it (once it is known whether this
+  // process serves at all). A terminal, /dev/null or a file (nohup, a service manager) does not.
+  const stdinClosed = new Promise<'stop'>((resolve) => {
+    if (!stdinIsPipe()) return;
+    process.stdin.on('end', () => resolve('stop'));
+    process.stdin.on('error', () => resolve('stop'));
+    process.stdin.resume();
+  });
+
+  const started = await Promise.race([startOwner(args, checkout, host, port, (token) => (heldToken = token)), signalled]);
+  if (started !== 'stop' && started !== null) {
+    shutdown.add(() => started.close());
+    await Promise.race([signalled, stdinClosed]);
+  }
   await shutdown.run('serve stopping');
   return EXIT.ok;
 }

@@ -75,7 +75,8 @@ describe('searchObjects', () => {
     expect(queryTerms('Shared-Server  shared')).toEqual(['shared', 'server']);
   });
 
-  it('searches 5,000 objects in well under a second', () => {
+  // Speed is measured in benches/micro.mjs; here only the result on a large layer.
+  it('ranks and limits the hits of a 5,000-object layer', () => {
     const many = Array.from({ length: 5000 }, (_, n) =>
       object('document', `doc-${String(n).padStart(4, '0')}`, {
         title: `Document ${n}`,
@@ -83,9 +84,8 @@ describe('searchObjects', () => {
       }),
     );
     searchObjects(many, 'warm', { limit: 10 });
-    const started = performance.now();
     const hits = searchObjects(many, 'topic ipsum', { limit: 20 });
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(hits).toHaveLength(20);
+    expect(hits.map((h) => h.uri)).toEqual([...hits.map((h) => h.uri)].sort((a, b) => a.localeCompare(b)));
   });
 });

@@ -5,7 +5,11 @@
  * - an announcement is kept (trimmed intent, normalised sorted paths) and shown in the list;
  * - overlaps: equal paths, one containing the other on a `/` boundary (`src` and `src/a`), never
  *   a mere prefix (`src` and `srcx`), and never with oneself;
- * - last_seen_seconds_ago follows the clock.
+ * - last_seen_seconds_ago follows the clock;
+ * - numbering continues after `issuedBefore` (the peers of a server taken over), and `issued`
+ *   reports the highest number given out;
+ * - a preferred id that is well-formed and free is granted and later fresh ids skip past it; a
+ *   taken or malformed one gets a fresh id.
  */
 import { describe, expect, it } from 'vitest';
 import { PeerBoard, pathsOverlap } from '../../../src/peers/board.js';
@@ -69,6 +73,54 @@ describe('PeerBoard', () => {
       { peer: 'p2', path: 'docs', their_path: 'docs' },
     ]);
     expect(board.announce(p1, 'again', ['src']).overlaps).toEqual([{ peer: 'p3', path: 'src', their_path: 'src/a/file.ts' }]);
+  });
+
+  it('continues numbering after issuedBefore', () => {
+    const board = new PeerBoard({ issuedBefore: 4 });
+    expect(board.issued).toBe(4);
+    expect([board.join(client('a'), 'stdio'), board.join(client('b'), 'http')]).toEqual(['p5', 'p6']);
+  });
+
+  it('reports the highest peer number issued, also after peers leave', () => {
+    const board = new PeerBoard();
+    expect(board.issued).toBe(0);
+    const first = board.join(client('a'), 'stdio');
+    board.join(client('b'), 'http');
+    board.join(client('c'), 'http');
+    board.leave(first);
+    expect(board.issued).toBe(3);
+  });
+
+  it('grants a free preferred id and issues later fresh ids past it', () => {
+    const board = new PeerBoard();
+    expect(board.join(client('a'), 'stdio')).toBe('p1');
+    expect(board.join(client('bridge'), 'http', 'p9')).toBe('p9');
+    expect(board.issued).toBe(9);
+    expect(board.join(client('c'), 'http')).toBe('p10');
+    expect(board.list().map((p) => [p.id, p.client.name])).toEqual([
+      ['p1', 'a'],
+      ['p9', 'bridge'],
+      ['p10', 'c'],
+    ]);
+  });
+
+  it('grants a free preferred id below the next fresh number without moving the numbering back', () => {
+    const board = new PeerBoard({ issuedBefore: 7 });
+    expect(board.join(client('bridge'), 'http', 'p3')).toBe('p3');
+    expect(board.join(client('c'), 'http')).toBe('p8');
+  });
+
+  it('issues a fresh id when the preferred one is taken', () => {
+    const board = new PeerBoard();
+    board.join(client('a'), 'stdio');
+    expect(board.join(client('b'), 'http', 'p1')).toBe('p2');
+    expect(board.list().map((p) => p.client.name)).toEqual(['a', 'b']);
+  });
+
+  it.each(['', 'x1', 'p0', 'p01', 'P5', 'p-1', 'p1.5', 'p 2', 'p1234567890'])('issues a fresh id for the malformed preferred id %j', (preferred) => {
+    const board = new PeerBoard({ issuedBefore: 2 });
+    expect(board.join(client('a'), 'http', preferred)).toBe('p3');
+    expect(board.issued).toBe(3);
   });
 
   it('refuses an announcement from a peer that is not on the board', () => {

@@ -1,0 +1,203 @@
+/**
+ * The election (src/shared/election.ts), over a fake checkout in a temp dir and tiny HTTP servers
+ * on port 0. Covers:
+ * - judgeLease: an empty lease is binding while young and empty once older than the grace;
+ *   a URL-less document is stale when its process is gone, binding while young with a live
+ *   process and abandoned past the grace; a document whose URL does not answer is stale; one whose
+ *   server names majordomus, this checkout and the lease is live; a server of another checkout or
+ *   one that no longer holds the lease is stale; peers_issued of a judged lease is carried on;
+ * - elect: wins an empty directory as owner; attaches to a live server as a bridge; takes over a
+ *   corrupt lease and says so on stderr; continues the peer numbers of a dead server and writes
+ *   them into its own lease; gives up with LeaseUnavailable when a lease stays binding past the
+ *   deadline, and leaves that lease alone.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { elect, judgeLease } from '../../../src/shared/election.js';
+import { LEASE_SCHEMA, LeaseUnavailable, readLease, type LeaseDocument, type LeaseReading } from '../../../src/shared/lease.js';
+import type { Checkout } from '../../../src/shared/locate.js';
+
+/** Above any kernel's pid_max (2^22), so no process can have it. */
+const DEAD_PID = 4_194_304 + 17;
+const GRACE_MS = 15_000;
+const T0 = Date.parse('2025-06-01T12:00:00Z');
+
+let dir: string;
+let checkout: Checkout;
+const servers: Server[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'majordomus-election-'));
+  checkout = { root: dir, repositoryId: 'repo-under-test', leasePath: join(dir, 'local', 'state', 'mcp', 'server.json') };
+});
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await Promise.all(
+    servers.splice(0).map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    ),
+  );
+  await rm(dir, { recursive: true, force: true });
+});
+
+function leaseDoc(overrides: Partial<LeaseDocument> = {}): LeaseDocument {
+  return {
+    schema: LEASE_SCHEMA,
+    pid: process.pid,
+    token: 'a'.repeat(32),
+    root: dir,
+    url: null,
+    started_at: new Date(T0).toISOString(),
+    version: '0.0.0-test',
+    ...overrides,
+  };
+}
+
+function documentReading(doc: LeaseDocument, modifiedMs = T0): LeaseReading {
+  return { state: 'document', doc, raw: JSON.stringify(doc), modifiedMs };
+}
+
+function writeLease(text: string): void {
+  mkdirSync(dirname(checkout.leasePath), { recursive: true });
+  writeFileSync(checkout.leasePath, text);
+}
+
+/** A server answering `GET /` with `body`, as a majordomus root would. */
+async function rootServer(body: unknown): Promise<string> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** The URL of a port that was just free and is closed again. */
+async function closedUrl(): Promise<string> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+  return `http://127.0.0.1:${port}`;
+}
+
+describe('judgeLease', () => {
+  it('finds an empty lease binding while it is younger than the grace', async () => {
+    const verdict = await judgeLease({ state: 'empty', raw: '', modifiedMs: T0 }, checkout, GRACE_MS, T0 + GRACE_MS - 1);
+    expect(verdict).toEqual({ kind: 'binding' });
+  });
+
+  it('finds an empty lease older than the grace empty, and says for how long', async () => {
+    const verdict = await judgeLease({ state: 'empty', raw: '', modifiedMs: T0 }, checkout, GRACE_MS, T0 + 20_000);
+    expect(verdict).toEqual({ kind: 'empty', detail: 'empty for 20 s', raw: '' });
+  });
+
+  it('finds a URL-less lease stale when its process is gone', async () => {
+    const reading = documentReading(leaseDoc({ pid: DEAD_PID }));
+    const verdict = await judgeLease(reading, checkout, GRACE_MS, T0 + 1);
+    expect(verdict).toMatchObject({ kind: 'stale', raw: (reading as { raw: string }).raw });
+    expect(verdict).toHaveProperty('detail', expect.stringContaining(String(DEAD_PID)));
+  });
+
+  it('finds a URL-less lease of a live process binding while young', async () => {
+    const verdict = await judgeLease(documentReading(leaseDoc()), checkout, GRACE_MS, T0 + GRACE_MS - 1);
+    expect(verdict).toEqual({ kind: 'binding' });
+  });
+
+  it('finds a URL-less lease of a live process abandoned past the grace', async () => {
+    const reading = documentReading(leaseDoc({ peers_issued: 4 }));
+    const verdict = await judgeLease(reading, checkout, GRACE_MS, T0 + 30_000);
+    expect(verdict).toMatchObject({ kind: 'abandoned', peersIssued: 4 });
+    expect(verdict).toHaveProperty('detail', expect.stringContaining(`no URL 30 s after it was taken by process ${process.pid}`));
+  });
+
+  it('finds a lease whose URL does not answer stale', async () => {
+    const url = await closedUrl();
+    const verdict = await judgeLease(documentReading(leaseDoc({ url, peers_issued: 2 })), checkout, GRACE_MS, T0);
+    expect(verdict).toMatchObject({ kind: 'stale', peersIssued: 2 });
+    expect(verdict).toHaveProperty('detail', expect.stringContaining(`${url} does not answer`));
+  });
+
+  it('finds a lease live when its server names majordomus, this checkout and the lease', async () => {
+    const url = await rootServer({ name: 'majordomus', repository_id: checkout.repositoryId, leaseholder: true });
+    expect(await judgeLease(documentReading(leaseDoc({ url })), checkout, GRACE_MS, T0)).toEqual({ kind: 'live', url });
+  });
+
+  it('finds a lease stale when its server serves another checkout', async () => {
+    const url = await rootServer({ name: 'majordomus', repository_id: 'another-repo', leaseholder: true });
+    const verdict = await judgeLease(documentReading(leaseDoc({ url })), checkout, GRACE_MS, T0);
+    expect(verdict).toMatchObject({ kind: 'stale', detail: `${url} serves another checkout` });
+  });
+
+  it('finds a lease stale when its server no longer holds the lease', async () => {
+    const url = await rootServer({ name: 'majordomus', repository_id: checkout.repositoryId, leaseholder: false });
+    const verdict = await judgeLease(documentReading(leaseDoc({ url })), checkout, GRACE_MS, T0);
+    expect(verdict).toMatchObject({ kind: 'stale', detail: `${url} no longer holds the lease` });
+  });
+
+  it('passes a corrupt reading on with its detail and bytes', async () => {
+    const verdict = await judgeLease({ state: 'corrupt', detail: 'not JSON', raw: '{', modifiedMs: T0 }, checkout, GRACE_MS, T0);
+    expect(verdict).toEqual({ kind: 'corrupt', detail: 'not JSON', raw: '{' });
+  });
+});
+
+describe('elect', () => {
+  it('wins an empty directory and becomes the owner of a fresh lease', async () => {
+    const outcome = await elect({ checkout, version: '0.0.0-test' });
+    expect(outcome.role).toBe('owner');
+    if (outcome.role !== 'owner') return;
+    expect(outcome.peersIssued).toBe(0);
+    expect(outcome.lease).toMatchObject({ schema: LEASE_SCHEMA, pid: process.pid, root: dir, url: null, version: '0.0.0-test' });
+    expect(JSON.parse(readFileSync(checkout.leasePath, 'utf8'))).toEqual(outcome.lease);
+  });
+
+  it('attaches as a bridge to the live server named by the lease', async () => {
+    const url = await rootServer({ name: 'majordomus', repository_id: checkout.repositoryId, leaseholder: true });
+    const text = JSON.stringify(leaseDoc({ url, pid: DEAD_PID }));
+    writeLease(text);
+    expect(await elect({ checkout, version: '0.0.0-test' })).toEqual({ role: 'bridge', url });
+    expect(readFileSync(checkout.leasePath, 'utf8')).toBe(text);
+  });
+
+  it('takes over a corrupt lease and names what it found on stderr', async () => {
+    writeLease('this is not a lease');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const outcome = await elect({ checkout, version: '0.0.0-test' });
+    expect(outcome.role).toBe('owner');
+    const logged = stderr.mock.calls.map((call) => String(call[0])).join('');
+    expect(logged).toContain(`found a corrupt lease at ${checkout.leasePath} (not JSON); taking it over`);
+    const reading = await readLease(checkout.leasePath);
+    expect(reading.state).toBe('document');
+  });
+
+  it('continues the peer numbers of a dead server it takes over and writes them into its lease', async () => {
+    const url = await closedUrl();
+    writeLease(JSON.stringify(leaseDoc({ url, pid: DEAD_PID, peers_issued: 7 })));
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const outcome = await elect({ checkout, version: '0.0.0-test' });
+    expect(outcome).toMatchObject({ role: 'owner', peersIssued: 7 });
+    const reading = await readLease(checkout.leasePath);
+    expect(reading.state === 'document' && reading.doc.peers_issued).toBe(7);
+    expect(reading.state === 'document' && reading.doc.url).toBe(null);
+  });
+
+  it('gives up with LeaseUnavailable when a lease stays binding past the deadline, and leaves it alone', async () => {
+    const text = JSON.stringify(leaseDoc({ started_at: new Date().toISOString() }));
+    writeLease(text);
+    const started = Date.now();
+    await expect(elect({ checkout, version: '0.0.0-test', deadlineMs: 300, bindGraceMs: 600_000 })).rejects.toBeInstanceOf(LeaseUnavailable);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(readFileSync(checkout.leasePath, 'utf8')).toBe(text);
+  });
+});
