@@ -10,6 +10,7 @@ import { expose, wrap } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { Piscina } from 'piscina';
 import { CapabilityError, errorMessage } from '../src/errors.js';
+import { urlOf } from '../src/http/address.js';
 import { AnswerCache } from '../src/http/answer-cache.js';
 import { hostGuard } from '../src/http/guard.js';
 import { McpEndpoint } from '../src/http/mcp-endpoint.js';
@@ -115,7 +116,7 @@ const route = createRouter({
   invoke,
   peerCount: () => peerCount,
   leaseholder: () => leaseholder,
-  baseUrl: () => `http://${data.host.includes(':') ? `[${data.host}]` : data.host}:${boundPort}`,
+  baseUrl: () => urlOf(data.host, boundPort),
 });
 
 const STATUS_TEXT: Record<number, string> = {

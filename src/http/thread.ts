@@ -8,6 +8,7 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import { expose, wrap, type Remote } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { MajordomusError } from '../errors.js';
+import { urlOf } from './address.js';
 import { encodeSnapshot } from '../layer/snapshot.js';
 import { log } from '../log.js';
 import { onExit } from '../runtime/exit-hooks.js';
@@ -53,10 +54,6 @@ function hostControl(runtime: Runtime): HostControl {
     touch: async (peerId) => runtime.board?.touch(peerId),
     instructions: async (peerId) => runtime.instructions(peerId),
   };
-}
-
-export function urlOf(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 export async function startHttpThread(runtime: Runtime, options: HttpThreadOptions): Promise<HttpThread> {

@@ -4,6 +4,7 @@
  * alone and writes nothing; `--inspect` prints what would be served.
  */
 import { EXIT } from '../../errors.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../../http/address.js';
 import { log } from '../../log.js';
 import { serveStdio } from '../../mcp/stdio.js';
 import { Shutdown } from '../../runtime/shutdown.js';
@@ -12,8 +13,6 @@ import { locateCheckout } from '../../shared/locate.js';
 import { VERSION } from '../../version.js';
 import { choiceOption, portOption, usageError, type ParsedArgs } from '../args.js';
 
-export const DEFAULT_HTTP_HOST = '127.0.0.1';
-export const DEFAULT_HTTP_PORT = 8741;
 
 function checkCombination(args: ParsedArgs): void {
   const { inspect, standalone, format } = args.options;
@@ -62,8 +61,8 @@ async function serveShared(args: ParsedArgs): Promise<number> {
     checkout,
     global: args.global,
     cwd,
-    host: String(args.options['http-host'] ?? DEFAULT_HTTP_HOST),
-    port: portOption(args.options['http-port'], 'http-port', DEFAULT_HTTP_PORT),
+    host: String(args.options['http-host'] ?? DEFAULT_HOST),
+    port: portOption(args.options['http-port'], 'http-port', DEFAULT_PORT),
     version: VERSION,
   });
   // Signals are handled from before the election: a lease this process holds is always removed.

@@ -4,6 +4,7 @@
  */
 import { fstatSync } from 'node:fs';
 import { EXIT, MajordomusError } from '../../errors.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../../http/address.js';
 import { log } from '../../log.js';
 import { Shutdown } from '../../runtime/shutdown.js';
 import { elect } from '../../shared/election.js';
@@ -13,8 +14,6 @@ import type { Owner } from '../../shared/owner.js';
 import { VERSION } from '../../version.js';
 import { portOption, usageError, type ParsedArgs } from '../args.js';
 
-export const DEFAULT_HOST = '127.0.0.1';
-export const DEFAULT_PORT = 8741;
 
 function stdinIsPipe(): boolean {
   try {
