@@ -86,7 +86,7 @@ async function startOwner(root, name) {
   return { proc, rpc, base };
 }
 
-/** The loaded condition's traffic: /mcp tools/call and /api/v1/ routes, in one autocannon process. */
+/** The loaded condition's traffic: /mcp tools/call, /api/v1/ routes and `GET /`, in one autocannon process. */
 function loadOptions(base, sessionId) {
   const mcp = (name, args) => ({
     method: 'POST',
@@ -105,6 +105,10 @@ function loadOptions(base, sessionId) {
       { method: 'GET', path: '/api/v1/search?query=lease%20bridge&limit=20' },
       mcp('majordomus_search', { query: 'snapshot pool', limit: 10 }),
       { method: 'GET', path: `/api/v1/object?uri=${encodeURIComponent(RULE_URI)}` },
+      // The board lives in the main thread: these reach it (over comlink) under load too.
+      mcp('majordomus_peers', {}),
+      { method: 'GET', path: '/api/v1/peers' },
+      { method: 'GET', path: '/' },
     ],
     expect: { excludes: ['"isError":true', '"error":{'] },
   };
