@@ -151,12 +151,6 @@ export async function publishLease(path: string, doc: LeaseDocument): Promise<bo
   return true;
 }
 
-/** Whether the lease file still carries our token. */
-export async function holdsLease(path: string, token: string): Promise<boolean> {
-  const current = await readLease(path).catch(() => null);
-  return current?.state === 'document' && current.doc.token === token;
-}
-
 /**
  * Removes the lease if it still carries our token. Synchronous, so it can run on the way out of
  * a signal; never removes a lease another process took over.

@@ -15,8 +15,9 @@ const CASES = readdirSync(CASES_DIR)
   .filter((name) => name.endsWith('.sh'))
   .sort();
 
-/** Generous: a case starts several node processes on a loaded two-core machine. */
-const CASE_TIMEOUT_MS = 180_000;
+/** Generous: a case starts several node processes on a loaded two-core machine, and the
+ * real-clients case may first download the four clients on a fresh machine. */
+const CASE_TIMEOUT_MS = 420_000;
 const KILL_GRACE_MS = 10_000;
 
 interface CaseResult {

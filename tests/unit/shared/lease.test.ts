@@ -9,7 +9,6 @@
  * - removeLeaseIfUnchanged removes the bytes it judged, puts back a file whose content changed,
  *   removes a directory judged with raw '' and leaves no `*.replaced` entry behind;
  * - publishLease writes the URL only while the token is ours and leaves no temp file;
- * - holdsLease answers whether the file carries our token;
  * - releaseLeaseSync removes the file only with our token.
  */
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
@@ -19,7 +18,6 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createLease,
-  holdsLease,
   LEASE_SCHEMA,
   LeaseUnavailable,
   newLeaseDocument,
@@ -194,18 +192,6 @@ describe('publishLease', () => {
     mkdirSync(join(dir, 'state', 'mcp'), { recursive: true });
     expect(await publishLease(leasePath, { ...doc(), url: 'http://127.0.0.1:4321' })).toBe(false);
     expect(leaseFolder()).toEqual([]);
-  });
-});
-
-describe('holdsLease', () => {
-  it('answers whether the lease file carries our token', async () => {
-    const lease = doc();
-    expect(await holdsLease(leasePath, lease.token)).toBe(false);
-    await createLease(leasePath, lease);
-    expect(await holdsLease(leasePath, lease.token)).toBe(true);
-    expect(await holdsLease(leasePath, doc().token)).toBe(false);
-    writeFileSync(leasePath, 'corrupt');
-    expect(await holdsLease(leasePath, lease.token)).toBe(false);
   });
 });
 
