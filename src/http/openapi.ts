@@ -174,7 +174,6 @@ export function openApiDocument(catalog: CapabilityCatalog, version: string): Re
       description:
         "The repository's .ai layer and the peers of this checkout, projected from majordomus' capability registry.",
     },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     paths: sortedPaths,
     components: {
       schemas: {

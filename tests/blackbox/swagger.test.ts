@@ -88,6 +88,9 @@ describe('Swagger UI at /docs', () => {
     await page.getByText('/api/v1/objects', { exact: true }).first().waitFor({ state: 'visible', timeout: RENDER_TIMEOUT_MS });
     expect(await page.locator('.opblock').count()).toBeGreaterThanOrEqual(httpRoutes);
     expect(await page.locator('.opblock-summary-path').allInnerTexts()).toEqual(expect.arrayContaining(['/api/v1/objects', '/api/v1/peers/announce']));
+    // Swagger UI shows what it cannot use in the document (e.g. an unsupported jsonSchemaDialect) in a
+    // warning box; our document must raise none.
+    expect(await page.locator('.errors-wrapper').allInnerTexts(), 'Swagger UI warnings about the document').toEqual([]);
 
     expect(requests.length).toBeGreaterThan(0);
     expect(requests).toContain(`${origin}/openapi.json`);
