@@ -104,10 +104,8 @@ export class McpSession {
       if ('result' in message || 'error' in message) return undefined;
       return errorResponse(isId(id) ? id : null, ErrorCode.InvalidRequest, 'Invalid Request: method must be a string');
     }
-    if (id === undefined) {
-      await this.#notify(method);
-      return undefined;
-    }
+    // Notifications (initialized, cancelled, roots/list_changed…) carry nothing this server acts on.
+    if (id === undefined) return undefined;
     if (!isId(id)) return errorResponse(null, ErrorCode.InvalidRequest, 'Invalid Request: id must be a string or number');
     const params = message.params === undefined ? {} : message.params;
     if (!isObject(params)) return errorResponse(id, ErrorCode.InvalidParams, 'Invalid params: params must be an object');
@@ -124,11 +122,6 @@ export class McpSession {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#peerId !== null) this.#backend.leave(this.#peerId);
-  }
-
-  async #notify(method: string): Promise<void> {
-    // notifications/initialized, cancelled, roots/list_changed… carry nothing this server acts on.
-    void method;
   }
 
   async #request(method: string, params: Record<string, unknown>): Promise<unknown> {

@@ -24,6 +24,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT, runCli } from '../helpers/cli.js';
 import { createFixtureRepo, makeTempDir, type FixtureRepo } from '../helpers/fixture-repo.js';
 import { treeState } from '../helpers/tree-state.js';
+import { BUILTIN_CAPABILITY_IDS } from '../helpers/builtins.js';
 
 const GOOD_RULE = '---\ntitle: Good rule\ntags: [ok]\n---\n# Good rule\n\nFollow it.\n';
 const TWIN_PROFILE = 'id: twin\nagent: claude\nharness: {enabled: true}\n';
@@ -288,18 +289,7 @@ describe('capabilities', () => {
     const result = await runCli(['capabilities', 'list', '--format', 'json'], { cwd: repo.root });
     expect(result.code, result.stderr).toBe(0);
     const { capabilities } = JSON.parse(result.stdout) as { capabilities: Array<{ id: string; kind: string }> };
-    expect(capabilities.map((c) => c.id)).toEqual([
-      'capabilities.describe',
-      'capabilities.list',
-      'health.live',
-      'health.ready',
-      'objects.get',
-      'objects.list',
-      'objects.search',
-      'peers.announce',
-      'peers.list',
-      'repository.info',
-    ]);
+    expect(capabilities.map((c) => c.id)).toEqual(BUILTIN_CAPABILITY_IDS);
     const commands = await runCli(['capabilities', 'list', '--kind', 'command', '--format', 'json'], { cwd: repo.root });
     expect((JSON.parse(commands.stdout) as { capabilities: Array<{ id: string }> }).capabilities.map((c) => c.id)).toEqual(['peers.announce']);
   });

@@ -29,17 +29,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { rawRequest, type RawResponse } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait.js';
 import { OBJECT_URIS, RULE_URI, serveFixture, type Served } from './http-fixture.js';
+import { BUILTIN_TOOLS } from '../helpers/builtins.js';
 
-const BUILTIN_TOOLS = [
-  'majordomus_announce',
-  'majordomus_capabilities',
-  'majordomus_capability',
-  'majordomus_get',
-  'majordomus_info',
-  'majordomus_list',
-  'majordomus_peers',
-  'majordomus_search',
-];
 
 /** A protocol version the SDK supports that is not its latest, to see it echoed. */
 const OLDER_VERSION = SUPPORTED_PROTOCOL_VERSIONS.find((v) => v !== LATEST_PROTOCOL_VERSION) as string;

@@ -25,19 +25,9 @@ import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest, type RawRequestOptions, type RawResponse } from '../helpers/serve.js';
 import { DOCUMENT_URI, OBJECT_URIS, RULE_URI, serveFixture, type Served } from './http-fixture.js';
+import { BUILTIN_CAPABILITY_IDS } from '../helpers/builtins.js';
 
-const CAPABILITY_IDS = [
-  'capabilities.describe',
-  'capabilities.list',
-  'health.live',
-  'health.ready',
-  'objects.get',
-  'objects.list',
-  'objects.search',
-  'peers.announce',
-  'peers.list',
-  'repository.info',
-];
+const CAPABILITY_IDS = BUILTIN_CAPABILITY_IDS;
 
 const MIB = 1024 * 1024;
 

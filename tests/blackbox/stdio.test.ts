@@ -25,6 +25,7 @@ import { createFixtureRepo, type FixtureRepo } from '../helpers/fixture-repo.js'
 import { connectMcp, type McpConnection } from '../helpers/mcp-client.js';
 import { statusOutside, treeState } from '../helpers/tree-state.js';
 import { withTimeout } from '../helpers/wait.js';
+import { BUILTIN_TOOLS } from '../helpers/builtins.js';
 
 const RULE = `---
 title: Prefer small modules
@@ -46,16 +47,6 @@ const FILES = {
 
 const RULE_URI = 'majordomus://rule/code/small-modules';
 
-const BUILTIN_TOOLS = [
-  'majordomus_announce',
-  'majordomus_capabilities',
-  'majordomus_capability',
-  'majordomus_get',
-  'majordomus_info',
-  'majordomus_list',
-  'majordomus_peers',
-  'majordomus_search',
-];
 
 const MODES = [
   // `--http-port 0` keeps the shared server (SPEC §6) off the fixed default port once it binds one.

@@ -13,6 +13,7 @@ import { BUILTIN_CAPABILITIES } from '../../../src/registry/builtins.js';
 import { registryViolations } from '../../../src/registry/checks.js';
 import type { CapabilityDescriptor } from '../../../src/registry/descriptor.js';
 import { buildRegistry } from '../../../src/registry/registry.js';
+import { BUILTIN_CAPABILITY_IDS } from '../../helpers/builtins.js';
 
 /** A valid query; `overrides` makes it invalid in one way. */
 function capability(id: string, overrides: Partial<CapabilityDescriptor> = {}): CapabilityDescriptor {
@@ -160,17 +161,6 @@ describe('registry checks', () => {
   it('builds the builtin capabilities', () => {
     expect(registryViolations(BUILTIN_CAPABILITIES)).toEqual([]);
     const registry = buildRegistry(BUILTIN_CAPABILITIES);
-    expect(registry.descriptors.map((d) => d.id)).toEqual([
-      'capabilities.describe',
-      'capabilities.list',
-      'health.live',
-      'health.ready',
-      'objects.get',
-      'objects.list',
-      'objects.search',
-      'peers.announce',
-      'peers.list',
-      'repository.info',
-    ]);
+    expect(registry.descriptors.map((d) => d.id)).toEqual(BUILTIN_CAPABILITY_IDS);
   });
 });
