@@ -65,7 +65,8 @@ describe('lease states the election takes over', () => {
   it('takes over the lease a killed server left behind, naming it stale and its path', async () => {
     const repo = await scene.repo({ files: SHARED_LAYER });
     const first = await scene.client(repo.root, { name: 'first' });
-    const old = await waitForLease(repo.root);
+    // Settled: the lease records the peer it issued (p1) before the server dies.
+    const old = await waitForLease(repo.root, (doc) => doc.peers_issued === 1);
     process.kill(first.pid, 'SIGKILL');
     await waitFor(() => !isAlive(first.pid), { what: 'the killed server to be gone' });
     expect(await readLeaseDoc(repo.root)).toEqual(old);
@@ -152,8 +153,12 @@ describe('lease states the election takes over', () => {
     expect(Date.now() - started).toBeLessThan(ELECTION_BOUND_MS);
     expect(client.stderr()).toContain(`found a ${kind} lease at ${path} (${detail}); taking it over`);
     await expectServes(repo.root, client);
-    // Nothing but the lease is left in its directory.
-    expect((await readdir(dirname(path))).filter((name) => name !== 'server.json')).toEqual([]);
+    // Nothing but the lease is left in its directory (once the server's own republish of
+    // `peers_issued`, a temp file and a rename, has landed).
+    await waitFor(async () => (await readdir(dirname(path))).every((name) => name === 'server.json'), {
+      what: 'nothing but server.json in the lease directory',
+      timeoutMs: 10_000,
+    });
   });
 
   it('waits for a young URL-less lease, then takes it over as abandoned within the election bound', async () => {

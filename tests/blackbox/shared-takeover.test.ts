@@ -123,6 +123,8 @@ describe('takeover when the server goes', () => {
     const b = await scene.client(repo.root, { name: 'bridge-b' });
     await waitForLog(b.stderr, ATTACHED);
     expect((await peersVia(b.client)).you).toBe('p3');
+    // Settled: the lease records the three ids issued before the server dies.
+    await waitForLease(repo.root, (doc) => doc.peers_issued === 3);
 
     await killHard(owner);
     expect((await peersVia(a.client)).you).toBe('p2'); // a takes over; b has not noticed yet
