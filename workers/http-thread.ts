@@ -12,6 +12,7 @@ import { Piscina } from 'piscina';
 import { CapabilityError, errorMessage } from '../src/errors.js';
 import { urlOf } from '../src/http/address.js';
 import { AnswerCache } from '../src/http/answer-cache.js';
+import { Batcher } from '../src/http/batcher.js';
 import { hostGuard } from '../src/http/guard.js';
 import { McpEndpoint } from '../src/http/mcp-endpoint.js';
 import { openApiText } from '../src/http/openapi.js';
@@ -33,9 +34,9 @@ const content = decodeSnapshot(data.snapshot);
 const catalog = catalogFrom(content.capabilities);
 const layer = createLayerView(content.index);
 const host = wrap<HostControl>(nodeEndpoint(data.hostPort as never));
-const pool = new Piscina<PoolTask, CallOutcome>({
+const pool = new Piscina<PoolTask[], CallOutcome[]>({
   filename: data.poolTaskFile,
-  name: 'runCapability',
+  name: 'runCapabilities',
   workerData: { snapshot: data.snapshot },
   minThreads: data.poolThreads,
   maxThreads: data.poolThreads,
@@ -51,13 +52,15 @@ let listenSocket: uWS.us_listen_socket | null = null;
 
 const answers = data.answerCache ? new AnswerCache({ maxEntries: 1024, maxAnswerBytes: 256 * 1024 }) : null;
 
-async function runInPool(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
-  try {
-    return await pool.run({ capabilityId, input, caller });
-  } catch (error) {
-    // piscina refuses when its queue is full or it is closing: the server is saturated.
-    return { ok: false, code: 'busy', message: `the capability pool is saturated: ${errorMessage(error)}` };
-  }
+// One pool task per turn of the event loop, carrying every call that arrived in it.
+const batches = new Batcher<PoolTask, CallOutcome>(
+  (tasks) => pool.run(tasks),
+  // piscina refuses when its queue is full or it is closing: the server is saturated.
+  (error) => ({ ok: false, code: 'busy', message: `the capability pool is saturated: ${errorMessage(error)}` }),
+);
+
+function runInPool(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
+  return batches.submit({ capabilityId, input, caller });
 }
 
 async function invoke(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
@@ -82,7 +85,7 @@ const backend: McpBackend = {
   async invoke(capabilityId, args, caller) {
     const outcome = await invoke(capabilityId, args, caller);
     if (!outcome.ok) throw new CapabilityError(outcome.code, outcome.message);
-    return outcome.output;
+    return { output: JSON.parse(outcome.json) as unknown, json: outcome.json };
   },
   objects: () => layer.index.objects,
   object: (uri) => layer.get(uri),

@@ -21,6 +21,7 @@ const runtime = new Runtime({
   url: () => null,
 });
 
-export function runCapability(task: PoolTask): Promise<CallOutcome> {
-  return runtime.outcome(task.capabilityId, task.input, task.caller);
+/** Runs one batch of calls (see src/http/batcher.ts); answers in the same order. */
+export function runCapabilities(tasks: PoolTask[]): Promise<CallOutcome[]> {
+  return Promise.all(tasks.map((task) => runtime.outcome(task.capabilityId, task.input, task.caller)));
 }

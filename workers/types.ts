@@ -6,8 +6,12 @@ import type { MessagePort } from 'node:worker_threads';
 import type { PeerClient } from '../src/peers/board.js';
 import type { WireErrorCode } from '../src/errors.js';
 
-/** What a capability call answers across a thread boundary (errors do not keep their class there). */
-export type CallOutcome = { ok: true; output: unknown } | { ok: false; code: WireErrorCode; message: string };
+/**
+ * What a capability call answers across a thread boundary: the output as JSON text (a string
+ * crosses a thread as one copy, where a deep object is cloned node by node, and REST sends it as
+ * it is), or a refusal (errors do not keep their class across threads).
+ */
+export type CallOutcome = { ok: true; json: string } | { ok: false; code: WireErrorCode; message: string };
 
 /** A pool task: run one capability over the snapshot. */
 export interface PoolTask {

@@ -54,7 +54,8 @@ export class AnswerCache {
     const outcome = await compute();
     // `busy` and `internal` say nothing about the input: never remember them.
     const remember = outcome.ok || (outcome.code !== 'busy' && outcome.code !== 'internal');
-    if (remember && JSON.stringify(outcome).length <= this.#options.maxAnswerBytes) {
+    const size = outcome.ok ? outcome.json.length : outcome.message.length;
+    if (remember && size <= this.#options.maxAnswerBytes) {
       this.#entries.set(key, outcome);
       if (this.#entries.size > this.#options.maxEntries) {
         const oldest = this.#entries.keys().next().value;

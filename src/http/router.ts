@@ -44,7 +44,7 @@ export interface RouterServices {
 export type Router = (request: HttpRequest) => Promise<HttpReply>;
 
 function outcomeReply(outcome: CallOutcome): HttpReply {
-  return outcome.ok ? jsonReply(200, outcome.output) : errorReply(outcome.code, outcome.message);
+  return outcome.ok ? { status: 200, contentType: 'application/json', body: outcome.json } : errorReply(outcome.code, outcome.message);
 }
 
 function parseJsonObject(body: Uint8Array): Record<string, unknown> {

@@ -7,7 +7,10 @@ export function localBackend(runtime: Runtime, transport: 'stdio' | 'http'): Mcp
   const tools = toolTable(runtime.registry.catalog);
   return {
     tools,
-    invoke: (capabilityId, args, caller) => runtime.invoke(capabilityId, args, caller),
+    invoke: async (capabilityId, args, caller) => {
+      const output = await runtime.invoke(capabilityId, args, caller);
+      return { output, json: JSON.stringify(output) };
+    },
     objects: () => runtime.layer.index.objects,
     object: (uri) => runtime.layer.get(uri),
     join: async (client, preferred) => runtime.join(client, transport, preferred),

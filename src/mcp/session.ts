@@ -26,8 +26,11 @@ export interface JsonRpcResponse {
 /** What a session needs from the process that hosts it. */
 export interface McpBackend {
   readonly tools: ToolTable;
-  /** Validates and runs a capability; throws `CapabilityError` for a refusal. */
-  invoke(capabilityId: string, args: unknown, caller: string | null): Promise<unknown>;
+  /**
+   * Validates and runs a capability: its output, and the same as JSON text (the tool result's
+   * text). Throws `CapabilityError` for a refusal.
+   */
+  invoke(capabilityId: string, args: unknown, caller: string | null): Promise<{ output: unknown; json: string }>;
   objects(): readonly LayerObject[];
   object(uri: string): LayerObject | undefined;
   join(client: PeerClient, preferredPeerId?: string): Promise<string>;
@@ -172,8 +175,8 @@ export class McpSession {
     if (capabilityId === undefined) throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const args = params.arguments === undefined ? {} : params.arguments;
     try {
-      const output = await this.#backend.invoke(capabilityId, args, this.#peerId);
-      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+      const { output, json } = await this.#backend.invoke(capabilityId, args, this.#peerId);
+      return { content: [{ type: 'text', text: json }], structuredContent: output };
     } catch (error) {
       if (error instanceof CapabilityError && error.code === 'invalid_input') {
         throw new RpcError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${error.message}`);

@@ -22,10 +22,10 @@ function counting(outcome: CallOutcome): { compute: () => Promise<CallOutcome>; 
 describe('AnswerCache', () => {
   it('computes an input once and answers it from memory afterwards, whatever the key order', async () => {
     const cache = new AnswerCache({ maxEntries: 10, maxAnswerBytes: 1000 });
-    const run = counting({ ok: true, output: { x: 1 } });
+    const run = counting({ ok: true, json: '{"x":1}' });
     await cache.answer('objects.search', { query: 'a', limit: 5 }, run.compute);
     const again = await cache.answer('objects.search', { limit: 5, query: 'a' }, run.compute);
-    expect(again).toEqual({ ok: true, output: { x: 1 } });
+    expect(again).toEqual({ ok: true, json: '{"x":1}' });
     expect(run.calls()).toBe(1);
     expect(cache.stats).toEqual({ entries: 1, hits: 1, misses: 1 });
   });
@@ -44,14 +44,14 @@ describe('AnswerCache', () => {
 
   it('keeps no answer over the size bound and drops the least recently used entry when full', async () => {
     const cache = new AnswerCache({ maxEntries: 2, maxAnswerBytes: 50 });
-    const big = counting({ ok: true, output: 'x'.repeat(100) });
+    const big = counting({ ok: true, json: 'x'.repeat(100) });
     await cache.answer('objects.get', { uri: 'big' }, big.compute);
     await cache.answer('objects.get', { uri: 'big' }, big.compute);
     expect(big.calls()).toBe(2);
 
-    const a = counting({ ok: true, output: 'a' });
-    const b = counting({ ok: true, output: 'b' });
-    const c = counting({ ok: true, output: 'c' });
+    const a = counting({ ok: true, json: '"a"' });
+    const b = counting({ ok: true, json: '"b"' });
+    const c = counting({ ok: true, json: '"c"' });
     await cache.answer('q.x', { k: 'a' }, a.compute);
     await cache.answer('q.x', { k: 'b' }, b.compute);
     await cache.answer('q.x', { k: 'a' }, a.compute); // a is now the most recent

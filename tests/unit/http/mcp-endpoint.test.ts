@@ -32,7 +32,7 @@ function fakeBackend(): FakeBackend {
     joins: [],
     left: [],
     tools: { tools: [], capabilityOf: () => undefined },
-    invoke: async () => ({}),
+    invoke: async () => ({ output: {}, json: '{}' }),
     objects: () => [],
     object: () => undefined,
     async join(client, preferred) {

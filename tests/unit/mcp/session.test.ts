@@ -69,7 +69,8 @@ function fakeBackend(objectCount = 3): FakeBackend {
       backend.calls.push({ capabilityId, args, caller });
       if (capabilityId === 'test.strict') throw new CapabilityError('invalid_input', 'test.strict: (input): no arguments allowed');
       if (capabilityId === 'test.missing') throw new CapabilityError('not_found', 'no object majordomus://rule/nope');
-      return { echoed: args };
+      const output = { echoed: args };
+      return { output, json: JSON.stringify(output) };
     },
     objects: () => objects,
     object: (uri) => objects.find((o) => o.uri === uri),
