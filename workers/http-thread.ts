@@ -85,7 +85,7 @@ const backend: McpBackend = {
   async invoke(capabilityId, args, caller) {
     const outcome = await invoke(capabilityId, args, caller);
     if (!outcome.ok) throw new CapabilityError(outcome.code, outcome.message);
-    return { output: JSON.parse(outcome.json) as unknown, json: outcome.json };
+    return outcome.json;
   },
   objects: () => layer.index.objects,
   object: (uri) => layer.get(uri),

@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors.js';
-import { McpSession, parseErrorResponse, type McpBackend } from '../mcp/session.js';
+import { frameText } from '../mcp/frame.js';
+import { McpSession, parseErrorResponse, type JsonRpcResponse, type McpBackend } from '../mcp/session.js';
 import { emptyReply, errorReply, jsonReply, type HttpReply } from './reply.js';
 
 export const SESSION_HEADER = 'Mcp-Session-Id';
@@ -25,6 +26,11 @@ export interface McpEndpointOptions {
   /** Called on every request of a session: the peer is alive. */
   touch?: (peerId: string) => void;
   now?: () => number;
+}
+
+/** A JSON-RPC answer as the body of a 200, written like every other transport writes it. */
+function frameReply(answer: JsonRpcResponse, headers?: HttpReply['headers']): HttpReply {
+  return { status: 200, contentType: 'application/json', body: frameText(answer), ...(headers ? { headers } : {}) };
 }
 
 function isInitialize(message: unknown): boolean {
@@ -83,7 +89,7 @@ export class McpEndpoint {
       // Only a session whose initialize succeeded is kept.
       if (answer?.error !== undefined) {
         open.session.close(); // a peer that joined before the failure leaves again
-        return jsonReply(200, answer);
+        return frameReply(answer);
       }
       this.#sessions.set(issued, open);
     }
@@ -95,7 +101,7 @@ export class McpEndpoint {
           ] as const)
         : undefined;
     if (answer === undefined) return emptyReply(202, headers);
-    return jsonReply(200, answer, headers);
+    return frameReply(answer, headers);
   }
 
   delete(sessionId: string): HttpReply {

@@ -7,10 +7,7 @@ export function localBackend(runtime: Runtime, transport: 'stdio' | 'http'): Mcp
   const tools = toolTable(runtime.registry.catalog);
   return {
     tools,
-    invoke: async (capabilityId, args, caller) => {
-      const output = await runtime.invoke(capabilityId, args, caller);
-      return { output, json: JSON.stringify(output) };
-    },
+    invoke: async (capabilityId, args, caller) => JSON.stringify(await runtime.invoke(capabilityId, args, caller)),
     objects: () => runtime.layer.index.objects,
     object: (uri) => runtime.layer.get(uri),
     join: async (client, preferred) => runtime.join(client, transport, preferred),

@@ -8,6 +8,7 @@ import { CapabilityError, errorMessage } from '../errors.js';
 import type { LayerObject } from '../layer/types.js';
 import type { PeerClient } from '../peers/board.js';
 import { VERSION } from '../version.js';
+import { frameText, RawJson } from './frame.js';
 import { resourceOf, type McpResource, type ToolTable } from './projection.js';
 
 /** MCP's "resource not found" code (the specification's -32002). */
@@ -26,11 +27,8 @@ export interface JsonRpcResponse {
 /** What a session needs from the process that hosts it. */
 export interface McpBackend {
   readonly tools: ToolTable;
-  /**
-   * Validates and runs a capability: its output, and the same as JSON text (the tool result's
-   * text). Throws `CapabilityError` for a refusal.
-   */
-  invoke(capabilityId: string, args: unknown, caller: string | null): Promise<{ output: unknown; json: string }>;
+  /** Validates and runs a capability; answers its output as JSON text. Throws `CapabilityError` for a refusal. */
+  invoke(capabilityId: string, args: unknown, caller: string | null): Promise<string>;
   objects(): readonly LayerObject[];
   object(uri: string): LayerObject | undefined;
   join(client: PeerClient, preferredPeerId?: string): Promise<string>;
@@ -82,6 +80,12 @@ export class McpSession {
 
   get protocolVersion(): string | null {
     return this.#protocolVersion;
+  }
+
+  /** One frame in, the answering frame out (a stdio `FrameHandler`); the same bytes on every transport. */
+  async handleLine(line: string): Promise<string | undefined> {
+    const answer = await this.handleText(line);
+    return answer === undefined ? undefined : frameText(answer);
   }
 
   /** Parses one frame's text and answers it; malformed JSON gets -32700 and the session goes on. */
@@ -175,8 +179,8 @@ export class McpSession {
     if (capabilityId === undefined) throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const args = params.arguments === undefined ? {} : params.arguments;
     try {
-      const { output, json } = await this.#backend.invoke(capabilityId, args, this.#peerId);
-      return { content: [{ type: 'text', text: json }], structuredContent: output };
+      const json = await this.#backend.invoke(capabilityId, args, this.#peerId);
+      return { content: [{ type: 'text', text: json }], structuredContent: new RawJson(json) };
     } catch (error) {
       if (error instanceof CapabilityError && error.code === 'invalid_input') {
         throw new RpcError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${error.message}`);
@@ -214,12 +218,3 @@ export class McpSession {
   }
 }
 
-/** A session as a stdio frame handler. */
-export function sessionFrames(session: McpSession): { handleLine(line: string): Promise<string | undefined> } {
-  return {
-    async handleLine(line) {
-      const answer = await session.handleText(line);
-      return answer === undefined ? undefined : JSON.stringify(answer);
-    },
-  };
-}

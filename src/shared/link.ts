@@ -67,11 +67,6 @@ function errorFrame(line: string, code: number, message: string): string | undef
   return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
 }
 
-async function answerOf(session: McpSession, line: string): Promise<string | undefined> {
-  const answer = await session.handleText(line);
-  return answer === undefined ? undefined : JSON.stringify(answer);
-}
-
 export class ClientLink {
   readonly #options: LinkOptions;
   #mode: Mode = { kind: 'failed', why: 'not started' };
@@ -161,7 +156,7 @@ export class ClientLink {
     switch (mode.kind) {
       case 'owner':
       case 'alone':
-        return answerOf(mode.session, line);
+        return mode.session.handleLine(line);
       case 'failed':
         if (attempt === 0 && this.#closed === null) {
           await this.#join(line, false);

@@ -36,7 +36,7 @@ export async function runMcp(args: ParsedArgs): Promise<number> {
 
 /** This client alone: no port, no lease, no peers but itself, nothing written. */
 async function serveStandalone(args: ParsedArgs): Promise<number> {
-  const [{ loadServing }, { Runtime }, { PeerBoard }, { McpSession, sessionFrames }, { localBackend }] = await Promise.all([
+  const [{ loadServing }, { Runtime }, { PeerBoard }, { McpSession }, { localBackend }] = await Promise.all([
     import('../../runtime/load.js'),
     import('../../runtime/runtime.js'),
     import('../../peers/board.js'),
@@ -49,7 +49,7 @@ async function serveStandalone(args: ParsedArgs): Promise<number> {
   log.info(`serving ${loaded.layer.index.objects.length} objects to this client alone (${loaded.layer.index.state})`);
   const shutdown = new Shutdown();
   const stopped = new Promise<void>((resolve) => shutdown.handleSignals(() => resolve()));
-  await Promise.race([serveStdio(sessionFrames(session), process.stdin, process.stdout), stopped]);
+  await Promise.race([serveStdio(session, process.stdin, process.stdout), stopped]);
   session.close();
   return EXIT.ok;
 }

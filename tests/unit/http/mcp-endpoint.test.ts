@@ -32,7 +32,7 @@ function fakeBackend(): FakeBackend {
     joins: [],
     left: [],
     tools: { tools: [], capabilityOf: () => undefined },
-    invoke: async () => ({ output: {}, json: '{}' }),
+    invoke: async () => '{}',
     objects: () => [],
     object: () => undefined,
     async join(client, preferred) {
