@@ -137,7 +137,7 @@ const STATUS_TEXT: Record<number, string> = {
   503: '503 Service Unavailable',
 };
 
-function write(res: uWS.HttpResponse, reply: HttpReply, head: boolean): void {
+function write(res: uWS.HttpResponse, reply: HttpReply, head: boolean, closeConnection = false): void {
   res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
   res.writeHeader('Cache-Control', 'no-store');
   if (reply.contentType) res.writeHeader('Content-Type', reply.contentType);
@@ -145,13 +145,15 @@ function write(res: uWS.HttpResponse, reply: HttpReply, head: boolean): void {
   if (reply.status === 204) {
     res.endWithoutBody(); // RFC 9110: a 204 carries no Content-Length.
   } else if (head) {
-    res.endWithoutBody(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength);
+    res.endWithoutBody(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength, closeConnection);
   } else {
-    res.end(reply.body);
+    res.end(reply.body, closeConnection);
   }
 }
 
 const EMPTY = new Uint8Array(0);
+/** An oversized body is drained up to this much before the connection is cut. */
+const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 
 function serve(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
   const method = req.getCaseSensitiveMethod().toUpperCase();
@@ -171,20 +173,17 @@ function serve(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
   res.onAborted(() => {
     aborted = true;
   });
-  const respond = (reply: HttpReply): void => {
+  const respond = (reply: HttpReply, closeConnection = false): void => {
     if (aborted) return;
     aborted = true;
-    res.cork(() => write(res, reply, head));
+    res.cork(() => write(res, reply, head, closeConnection));
   };
   const dispatch = (): void => {
     route(request).then(respond, (error: unknown) => respond(errorReply('internal', errorMessage(error))));
   };
 
-  if (declared !== '' && Number(declared) > MAX_BODY_BYTES) {
-    respond(errorReply('too_large', `the body is larger than ${MAX_BODY_BYTES} bytes`));
-    return;
-  }
-  if (method === 'GET' || head || (method === 'DELETE' && declared === '')) {
+  let tooLarge = declared !== '' && Number(declared) > MAX_BODY_BYTES;
+  if (!tooLarge && (method === 'GET' || head || (method === 'DELETE' && declared === ''))) {
     dispatch();
     return;
   }
@@ -193,8 +192,12 @@ function serve(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
   res.onData((chunk, isLast) => {
     if (aborted) return;
     size += chunk.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      respond(errorReply('too_large', `the body is larger than ${MAX_BODY_BYTES} bytes`));
+    tooLarge ||= size > MAX_BODY_BYTES;
+    if (tooLarge) {
+      // The rest is read and dropped, so the client reads the 413 instead of a reset connection;
+      // a body past the drain limit is cut off with the answer.
+      const cutOff = !isLast && size > DRAIN_LIMIT_BYTES;
+      if (isLast || cutOff) respond(errorReply('too_large', `the body is larger than ${MAX_BODY_BYTES} bytes`), cutOff);
       return;
     }
     chunks.push(Buffer.from(chunk.slice(0)));
