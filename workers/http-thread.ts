@@ -40,7 +40,7 @@ const pool = new Piscina<PoolTask[], CallOutcome[]>({
   workerData: { snapshot: data.snapshot },
   minThreads: data.poolThreads,
   maxThreads: data.poolThreads,
-  maxQueue: 4096,
+  maxQueue: 'auto', // the batcher bounds the calls waiting; this bounds the batches
   idleTimeout: Number.POSITIVE_INFINITY,
 });
 
@@ -50,13 +50,14 @@ let stopping = false;
 let boundPort = 0;
 let listenSocket: uWS.us_listen_socket | null = null;
 
-const answers = data.answerCache ? new AnswerCache({ maxEntries: 1024, maxAnswerBytes: 256 * 1024 }) : null;
+const answers = data.answerCache ? new AnswerCache({ maxEntries: 1024, maxAnswerChars: 256 * 1024, maxTotalChars: 32 * 1024 * 1024 }) : null;
 
 // One pool task per turn of the event loop, carrying every call that arrived in it.
 const batches = new Batcher<PoolTask, CallOutcome>(
   (tasks) => pool.run(tasks),
   // piscina refuses when its queue is full or it is closing: the server is saturated.
   (error) => ({ ok: false, code: 'busy', message: `the capability pool is saturated: ${errorMessage(error)}` }),
+  { parallelism: data.poolThreads, maxBatch: 64, maxPending: 4096 },
 );
 
 function runInPool(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
@@ -89,10 +90,14 @@ const backend: McpBackend = {
   },
   objects: () => layer.index.objects,
   object: (uri) => layer.get(uri),
-  join: (client, preferred) => host.join(client, preferred),
+  join: async (client, preferred) => {
+    const joined = await host.join(client, preferred);
+    peerCount = joined.peers;
+    return joined.peerId;
+  },
   leave: (peerId) => {
     lastTouch.delete(peerId);
-    void host.leave(peerId);
+    void host.leave(peerId).then((peers) => (peerCount = peers));
   },
   instructions: (peerId) => host.instructions(peerId),
 };
@@ -182,6 +187,11 @@ function serve(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
     route(request).then(respond, (error: unknown) => respond(errorReply('internal', errorMessage(error))));
   };
 
+  if (declared !== '' && Number(declared) > DRAIN_LIMIT_BYTES) {
+    // Not worth reading: answer now and close the connection.
+    respond(errorReply('too_large', `the body is larger than ${MAX_BODY_BYTES} bytes`), true);
+    return;
+  }
   let tooLarge = declared !== '' && Number(declared) > MAX_BODY_BYTES;
   if (!tooLarge && (method === 'GET' || head || (method === 'DELETE' && declared === ''))) {
     dispatch();

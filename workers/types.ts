@@ -53,8 +53,9 @@ export type HttpStartMessage =
 export interface HostControl {
   /** Runs a capability that reads the peer board. */
   invoke(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome>;
-  join(client: PeerClient, preferredPeerId?: string): Promise<string>;
-  leave(peerId: string): Promise<void>;
+  /** Answers the peer count too, so the HTTP thread's copy is current when `initialize` answers. */
+  join(client: PeerClient, preferredPeerId?: string): Promise<{ peerId: string; peers: number }>;
+  leave(peerId: string): Promise<number>;
   touch(peerId: string): Promise<void>;
   instructions(peerId: string): Promise<string>;
 }

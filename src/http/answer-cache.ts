@@ -2,15 +2,18 @@
  * Answers of pure queries, remembered by the HTTP thread. A query that reads only the registry or
  * the layer is a pure function of the snapshot, and the snapshot never changes while the server
  * lives (restart-based rediscovery, ADR 2/3); so the answer the pool computed for an input is the
- * answer for that input until the process ends. Each distinct call still runs in the pool once.
+ * answer for that input until the process ends. Each distinct call runs in the pool once:
+ * identical calls arriving while it runs wait for the same answer.
  *
- * Bounded by entry count and by size: answers over `maxAnswerBytes` are not kept.
+ * Bounded by entry count and by total size (characters of JSON text); an answer over
+ * `maxAnswerChars` is not kept, and the least recently used go first.
  */
 import type { CallOutcome } from '../../workers/types.js';
 
 export interface AnswerCacheOptions {
   maxEntries: number;
-  maxAnswerBytes: number;
+  maxAnswerChars: number;
+  maxTotalChars: number;
 }
 
 /** JSON with object keys sorted, so `{a, b}` and `{b, a}` are one input. */
@@ -25,9 +28,20 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+function sizeOf(outcome: CallOutcome): number {
+  return outcome.ok ? outcome.json.length : outcome.message.length;
+}
+
+/** `busy` and `internal` say nothing about the input: never remember them. */
+function rememberable(outcome: CallOutcome): boolean {
+  return outcome.ok || (outcome.code !== 'busy' && outcome.code !== 'internal');
+}
+
 export class AnswerCache {
-  readonly #entries = new Map<string, CallOutcome>();
+  readonly #known = new Map<string, CallOutcome>();
+  readonly #running = new Map<string, Promise<CallOutcome>>();
   readonly #options: AnswerCacheOptions;
+  #totalChars = 0;
   #hits = 0;
   #misses = 0;
 
@@ -35,33 +49,45 @@ export class AnswerCache {
     this.#options = options;
   }
 
-  get stats(): { entries: number; hits: number; misses: number } {
-    return { entries: this.#entries.size, hits: this.#hits, misses: this.#misses };
+  get stats(): { entries: number; hits: number; misses: number; chars: number } {
+    return { entries: this.#known.size, hits: this.#hits, misses: this.#misses, chars: this.#totalChars };
   }
 
-  /** The remembered answer, or the computed one (remembered when small enough). */
-  async answer(capabilityId: string, input: unknown, compute: () => Promise<CallOutcome>): Promise<CallOutcome> {
+  /** The remembered answer, the one being computed, or a new computation. */
+  answer(capabilityId: string, input: unknown, compute: () => Promise<CallOutcome>): Promise<CallOutcome> {
     const key = `${capabilityId} ${canonicalJson(input)}`;
-    const known = this.#entries.get(key);
+    const known = this.#known.get(key);
     if (known !== undefined) {
       this.#hits += 1;
       // Map order is recency order: move the hit to the end.
-      this.#entries.delete(key);
-      this.#entries.set(key, known);
-      return known;
+      this.#known.delete(key);
+      this.#known.set(key, known);
+      return Promise.resolve(known);
+    }
+    const running = this.#running.get(key);
+    if (running !== undefined) {
+      this.#hits += 1;
+      return running;
     }
     this.#misses += 1;
-    const outcome = await compute();
-    // `busy` and `internal` say nothing about the input: never remember them.
-    const remember = outcome.ok || (outcome.code !== 'busy' && outcome.code !== 'internal');
-    const size = outcome.ok ? outcome.json.length : outcome.message.length;
-    if (remember && size <= this.#options.maxAnswerBytes) {
-      this.#entries.set(key, outcome);
-      if (this.#entries.size > this.#options.maxEntries) {
-        const oldest = this.#entries.keys().next().value;
-        if (oldest !== undefined) this.#entries.delete(oldest);
-      }
+    const computing = compute().then((outcome) => {
+      this.#running.delete(key);
+      this.#remember(key, outcome);
+      return outcome;
+    });
+    this.#running.set(key, computing);
+    return computing;
+  }
+
+  #remember(key: string, outcome: CallOutcome): void {
+    const size = sizeOf(outcome);
+    if (!rememberable(outcome) || size > this.#options.maxAnswerChars) return;
+    this.#known.set(key, outcome);
+    this.#totalChars += size;
+    for (const [oldest, entry] of this.#known) {
+      if (this.#known.size <= this.#options.maxEntries && this.#totalChars <= this.#options.maxTotalChars) break;
+      this.#known.delete(oldest);
+      this.#totalChars -= sizeOf(entry);
     }
-    return outcome;
   }
 }

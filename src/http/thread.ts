@@ -49,8 +49,14 @@ export function defaultPoolThreads(): number {
 function hostControl(runtime: Runtime): HostControl {
   return {
     invoke: async (capabilityId, input, caller) => runtime.outcome(capabilityId, input, caller),
-    join: async (client, preferred) => runtime.join(client, 'http', preferred),
-    leave: async (peerId) => runtime.leave(peerId),
+    join: async (client, preferred) => {
+      const peerId = runtime.join(client, 'http', preferred);
+      return { peerId, peers: runtime.board?.size ?? 0 };
+    },
+    leave: async (peerId) => {
+      runtime.leave(peerId);
+      return runtime.board?.size ?? 0;
+    },
     touch: async (peerId) => runtime.board?.touch(peerId),
     instructions: async (peerId) => runtime.instructions(peerId),
   };
@@ -98,6 +104,8 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
 
   let stopping: Promise<void> | null = null;
   let forget = (): void => {};
+  // comlink never settles a call to a thread that has gone: every control call also ends with it.
+  const untilExit = <T>(call: Promise<T>): Promise<T | void> => Promise.race([call.catch(() => undefined), exited.then(() => undefined)]);
   void exited.then((code) => {
     if (stopping !== null) return;
     forget();
@@ -107,11 +115,15 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
     port: started.port,
     url: urlOf(options.host, started.port),
     fellBackFrom: started.port !== started.requestedPort && started.requestedPort !== 0 ? started.requestedPort : null,
-    setLeaseholder: (leaseholder) => control.setLeaseholder(leaseholder),
-    setPeerCount: (count) => control.setPeerCount(count),
+    setLeaseholder: async (leaseholder) => {
+      await untilExit(control.setLeaseholder(leaseholder));
+    },
+    setPeerCount: async (count) => {
+      await untilExit(control.setPeerCount(count));
+    },
     stop() {
       stopping ??= (async () => {
-        await control.stop().catch(() => undefined);
+        await untilExit(control.stop());
         await exited;
         closePorts();
         forget();

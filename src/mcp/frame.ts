@@ -11,7 +11,8 @@ const TOKEN = `\u0000raw-json-${randomUUID()}-`;
 const ESCAPED_TOKEN = JSON.stringify(TOKEN).slice(1, -1);
 const PLACEHOLDER = new RegExp(`"${ESCAPED_TOKEN.replace(/\\/g, '\\\\')}(\\d+)"`, 'g');
 
-let embedded: string[] = [];
+/** The texts of the frame being written; null outside `frameText`. */
+let capture: string[] | null = null;
 
 /** JSON text that a frame embeds as it is. */
 export class RawJson {
@@ -19,21 +20,23 @@ export class RawJson {
   constructor(text: string) {
     this.text = text;
   }
-  toJSON(): string {
-    embedded.push(this.text);
-    return `${TOKEN}${embedded.length - 1}`;
+  toJSON(): unknown {
+    // Serialized anywhere but in a frame (a log line, a test), it is simply its value.
+    if (capture === null) return JSON.parse(this.text) as unknown;
+    capture.push(this.text);
+    return `${TOKEN}${capture.length - 1}`;
   }
 }
 
 /** The frame's text: `JSON.stringify`, with every `RawJson` written as its own text. */
 export function frameText(value: unknown): string {
-  embedded = [];
+  const outer = capture;
+  const texts: string[] = [];
+  capture = texts;
   try {
     const text = JSON.stringify(value);
-    if (embedded.length === 0) return text;
-    const raw = embedded;
-    return text.replace(PLACEHOLDER, (_match, index: string) => raw[Number(index)] as string);
+    return texts.length === 0 ? text : text.replace(PLACEHOLDER, (_match, index: string) => texts[Number(index)] as string);
   } finally {
-    embedded = [];
+    capture = outer;
   }
 }

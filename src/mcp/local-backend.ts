@@ -7,7 +7,7 @@ export function localBackend(runtime: Runtime, transport: 'stdio' | 'http'): Mcp
   const tools = toolTable(runtime.registry.catalog);
   return {
     tools,
-    invoke: async (capabilityId, args, caller) => JSON.stringify(await runtime.invoke(capabilityId, args, caller)),
+    invoke: async (capabilityId, args, caller) => JSON.stringify(await runtime.invoke(capabilityId, args, caller)) ?? 'null',
     objects: () => runtime.layer.index.objects,
     object: (uri) => runtime.layer.get(uri),
     join: async (client, preferred) => runtime.join(client, transport, preferred),

@@ -11,6 +11,16 @@ export interface FrameHandler {
   handleLine(line: string): Promise<string | undefined>;
 }
 
+/** The id of a request line; undefined for a notification or text that is not JSON. */
+function requestId(line: string): string | number | undefined {
+  try {
+    const { id, method } = JSON.parse(line) as { id?: unknown; method?: unknown };
+    return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Serves frames from `input` until EOF (or a broken `output`); resolves when the session is over. */
 export function serveStdio(handler: FrameHandler, input: Readable, output: Writable): Promise<void> {
   return new Promise((resolve) => {
@@ -35,8 +45,15 @@ export function serveStdio(handler: FrameHandler, input: Readable, output: Writa
           const frame = await handler.handleLine(line);
           if (frame !== undefined && !output.destroyed) output.write(`${frame}\n`);
         })
-        // A handler that throws loses its own answer, never the lines after it.
-        .catch((error: unknown) => log.error(`a stdio frame failed: ${error instanceof Error ? error.message : String(error)}`));
+        // A handler that throws is answered -32603 (never silence), and the lines after it go on.
+        .catch((error: unknown) => {
+          const why = error instanceof Error ? error.message : String(error);
+          log.error(`a stdio frame failed: ${why}`);
+          const id = requestId(line);
+          if (id !== undefined && !output.destroyed) {
+            output.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: `Internal error: ${why}` } })}\n`);
+          }
+        });
     });
     lines.on('close', finish);
   });

@@ -59,7 +59,7 @@ export class Runtime {
   /** Runs a capability and answers with an outcome that survives a thread boundary. */
   async outcome(capabilityId: string, args: unknown, caller: string | null): Promise<CallOutcome> {
     try {
-      return { ok: true, json: JSON.stringify(await this.invoke(capabilityId, args, caller)) };
+      return { ok: true, json: JSON.stringify(await this.invoke(capabilityId, args, caller)) ?? 'null' };
     } catch (error) {
       if (error instanceof CapabilityError) return { ok: false, code: error.code, message: error.message };
       return { ok: false, code: 'internal', message: errorMessage(error) };

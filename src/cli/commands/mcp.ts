@@ -67,10 +67,14 @@ async function serveShared(args: ParsedArgs): Promise<number> {
   });
   // Signals are handled from before the election: a lease this process holds is always removed.
   const shutdown = new Shutdown();
+  const starting = link.start();
   shutdown.addUrgent(() => link.releaseLeaseNow());
+  // A start cut short by a signal finishes first (bounded by the shutdown grace), so what it
+  // started is closed and no lease it wrote survives.
+  shutdown.add(() => starting.catch(() => undefined));
   shutdown.add(() => link.abort());
   const signalled = new Promise<'signal'>((resolve) => shutdown.handleSignals(() => resolve('signal')));
-  if ((await Promise.race([link.start().then(() => 'started' as const), signalled])) === 'signal') {
+  if ((await Promise.race([starting.then(() => 'started' as const), signalled])) === 'signal') {
     await shutdown.run('signal during start');
     return EXIT.ok;
   }

@@ -88,11 +88,15 @@ export async function runServe(args: ParsedArgs): Promise<number> {
     process.stdin.resume();
   });
 
-  const started = await Promise.race([startOwner(args, checkout, host, port, (token) => (heldToken = token)), signalled]);
-  if (started !== 'stop' && started !== null) {
-    shutdown.add(() => started.close());
-    await Promise.race([signalled, stdinClosed]);
-  }
+  const starting = startOwner(args, checkout, host, port, (token) => (heldToken = token));
+  // A start cut short by a signal finishes first (bounded by the shutdown grace); then the owner
+  // it made, if any, closes.
+  shutdown.add(async () => {
+    const owner = await starting.catch(() => null);
+    await owner?.close();
+  });
+  const started = await Promise.race([starting, signalled]);
+  if (started !== 'stop' && started !== null) await Promise.race([signalled, stdinClosed]);
   await shutdown.run('serve stopping');
   return EXIT.ok;
 }

@@ -2,7 +2,8 @@
  * Frames with embedded JSON text:
  * - a RawJson is written as its text, so the frame equals JSON.stringify of the parsed value;
  * - several RawJson in one frame each land in their own place; strings that look like the
- *   placeholder stay as they are; a frame without RawJson is plain JSON.stringify.
+ *   placeholder stay as they are; a frame without RawJson is plain JSON.stringify;
+ * - outside a frame a RawJson is its value; a frame written inside another keeps both intact.
  */
 import { describe, expect, it } from 'vitest';
 import { frameText, RawJson } from '../../../src/mcp/frame.js';
@@ -23,5 +24,11 @@ describe('frameText', () => {
   it('is JSON.stringify for a frame without RawJson', () => {
     const value = { jsonrpc: '2.0', id: 'a', error: { code: -32700, message: 'Parse error' } };
     expect(frameText(value)).toBe(JSON.stringify(value));
+  });
+
+  it('serializes a RawJson outside a frame as its value, and a frame inside a frame on its own', () => {
+    expect(JSON.stringify({ out: new RawJson('{"a":1}') })).toBe('{"out":{"a":1}}');
+    const inner = { toJSON: () => frameText({ nested: new RawJson('[2]') }) };
+    expect(frameText({ first: new RawJson('"x"'), inner, last: new RawJson('3') })).toBe('{"first":"x","inner":"{\\"nested\\":[2]}","last":3}');
   });
 });

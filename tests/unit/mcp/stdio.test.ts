@@ -5,6 +5,7 @@
  * - after input EOF, the session resolves only once the queued answers are written;
  * - an output stream that errors (a broken pipe) ends the session: it resolves and no further
  *   lines are handled;
+ * - a request whose handler throws is answered -32603 (a notification is not);
  * - a handler that throws on one line does not stop later lines from being answered, the failure
  *   is logged on stderr, and the session still resolves at EOF.
  */
@@ -151,5 +152,25 @@ describe('serveStdio', () => {
     expect(seen).toEqual(['one', 'boom', 'two']);
     expect(written()).toBe('answer:one\nanswer:two\n');
     expect(stderr.mock.calls.map((call) => String(call[0])).join('')).toContain('handler failed');
+  });
+
+  it('answers a request whose handler throws with -32603 naming the failure', async () => {
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const { input, output, written } = streams();
+    const handler: FrameHandler = {
+      async handleLine(line) {
+        if (line.includes('"boom"')) throw new Error('handler failed');
+        return 'fine';
+      },
+    };
+    const served = serveStdio(handler, input, output);
+    input.write('{"jsonrpc":"2.0","id":7,"method":"boom"}\n{"jsonrpc":"2.0","method":"boom"}\nnext\n');
+    await waitFor(() => written().includes('fine'), { timeoutMs: 2_000, what: 'the next line to be answered' });
+    input.end();
+    await withTimeout(served, 2_000, 'the session to end');
+    const frames = written().trim().split('\n');
+    expect(frames).toHaveLength(2); // the notification that failed gets no answer
+    expect(JSON.parse(frames[0] as string)).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'Internal error: handler failed' } });
+    expect(frames[1]).toBe('fine');
   });
 });
