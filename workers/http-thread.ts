@@ -40,7 +40,8 @@ const pool = new Piscina<PoolTask[], CallOutcome[]>({
   workerData: { snapshot: data.snapshot },
   minThreads: data.poolThreads,
   maxThreads: data.poolThreads,
-  maxQueue: 'auto', // the batcher bounds the calls waiting; this bounds the batches
+  // The batcher bounds the calls waiting (4,096); batches never outnumber them.
+  maxQueue: 4096,
   idleTimeout: Number.POSITIVE_INFINITY,
 });
 
