@@ -107,8 +107,4 @@ export function choiceOption<T extends string>(
   throw usage(`--${name} must be one of ${choices.join(', ')}, not "${String(value)}"`);
 }
 
-export function expectPositionals(args: ParsedArgs, count: number, what: string): void {
-  if (args.positionals.length !== count) throw usage(`${what}`);
-}
-
 export { usage as usageError };
