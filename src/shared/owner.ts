@@ -108,12 +108,14 @@ export class Owner {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       if (this.#watch) clearInterval(this.#watch);
-      // New sessions are refused first (409 lease_lost: a client arriving now elects again and
-      // is served elsewhere) instead of being cut off half-way by the closing socket.
-      await this.#http.setLeaseholder(false).catch(() => undefined);
+      // The lease goes first, from this thread: stopping the HTTP thread can take a while on a
+      // busy machine (it runs at a lower priority), and a client that kills us meanwhile must not
+      // leave a lease behind. Then new sessions are refused (409 lease_lost: a client arriving
+      // now elects again and is served elsewhere) instead of being cut off by the closing socket.
       await this.#publishing;
-      await this.#http.stop();
       this.releaseLease();
+      await this.#http.setLeaseholder(false);
+      await this.#http.stop();
       log.info(`closed ${this.#http.url} and removed the lease`);
     })();
     return this.#closing;
