@@ -2,7 +2,7 @@
 /**
  * In-process micro-benchmarks (the `benchmark` package) on a generated layer of 5,000 documents
  * written as real files (rules and knowledge markdown with front matter) into a temp dir:
- *   - snapshot encode / decode (dist/src/layer/snapshot.js) of that index + the builtin catalog
+ *   - snapshot encode / decode (dist/src/threads/snapshot.js) of that index + the builtin catalog
  *   - objects.get and objects.search through the Runtime (builtinRegistry + createLayerView)
  *   - a full index build of the layer (filesystem discovery), deferred (async)
  * Prints ops/s ± rme; writes benches/results/micro-latest.json.
@@ -34,7 +34,7 @@ export async function main() {
   const startedAt = new Date().toISOString();
   const machineBefore = machine();
   const [{ encodeSnapshot, decodeSnapshot }, { buildIndex, loadLayer, readManifest }, { builtinRegistry }, { createLayerView }, { Runtime }, { VERSION }] =
-    await Promise.all([dist('layer/snapshot.js'), dist('layer/load.js'), dist('runtime/load.js'), dist('layer/view.js'), dist('runtime/runtime.js'), dist('version.js')]);
+    await Promise.all([dist('threads/snapshot.js'), dist('layer/load.js'), dist('runtime/load.js'), dist('layer/view.js'), dist('runtime/runtime.js'), dist('version.js')]);
 
   const rules = Math.round(DOCS * 0.4);
   const repo = await makeRepo({ rules, documents: DOCS - rules, git: false, prefix: 'majordomus-micro-' });

@@ -105,7 +105,7 @@ function loadOptions(base, sessionId) {
       { method: 'GET', path: '/api/v1/search?query=lease%20bridge&limit=20' },
       mcp('majordomus_search', { query: 'snapshot pool', limit: 10 }),
       { method: 'GET', path: `/api/v1/object?uri=${encodeURIComponent(RULE_URI)}` },
-      // The board lives in the main thread: these reach it (over comlink) under load too.
+      // The board lives in the main thread: these reach it (over the host RPC) under load too.
       mcp('majordomus_peers', {}),
       { method: 'GET', path: '/api/v1/peers' },
       { method: 'GET', path: '/' },

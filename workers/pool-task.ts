@@ -1,24 +1,25 @@
 /**
- * A piscina task: run one capability over the frozen snapshot. The snapshot is decoded once when
+ * A piscina task: run capabilities over the frozen snapshot. The snapshot is decoded once when
  * the pool thread starts; each call is a pure function of it.
  */
 import { workerData } from 'node:worker_threads';
-import { decodeSnapshot } from '../src/layer/snapshot.js';
 import { createLayerView } from '../src/layer/view.js';
 import { BUILTIN_CAPABILITIES } from '../src/registry/builtins.js';
 import { buildRegistry } from '../src/registry/registry.js';
 import { Runtime } from '../src/runtime/runtime.js';
+import { decodeSnapshot } from '../src/threads/snapshot.js';
+import type { CallOutcome, PoolTask, PoolWorkerData } from '../src/threads/types.js';
 import { yieldToMainThread } from './priority.js';
-import type { CallOutcome, PoolTask, PoolWorkerData } from './types.js';
 
-yieldToMainThread();
+const data = workerData as PoolWorkerData;
+yieldToMainThread(data.nice);
 
-const { snapshot } = workerData as PoolWorkerData;
 const runtime = new Runtime({
   registry: buildRegistry(BUILTIN_CAPABILITIES),
-  layer: createLayerView(decodeSnapshot(snapshot).index),
+  layer: createLayerView(decodeSnapshot(data.snapshot).index),
   board: null,
   url: () => null,
+  faultCapability: data.faultCapability,
 });
 
 /** Runs one batch of calls (see src/http/batcher.ts); answers in the same order. */

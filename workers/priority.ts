@@ -5,10 +5,8 @@
  */
 import { setPriority } from 'node:os';
 
-export const HTTP_THREAD_NICE = 10;
-
-export function yieldToMainThread(): void {
-  const nice = Number(process.env.MAJORDOMUS_HTTP_NICE ?? HTTP_THREAD_NICE);
+/** Lowers this thread's priority to `nice` (`MAJORDOMUS_HTTP_NICE`, default 10; 0 keeps it). */
+export function yieldToMainThread(nice: number): void {
   if (!Number.isInteger(nice) || nice <= 0) return;
   try {
     setPriority(0, Math.min(nice, 19));

@@ -1,28 +1,31 @@
 /**
  * The main thread's handle on the HTTP thread: encodes the snapshot once, starts the thread,
- * offers it the peer board over comlink, and stops it along the one shutdown path.
+ * serves it the peer board (`HostControl`), and stops it along the one shutdown path.
  */
-import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { expose, wrap, type Remote } from 'comlink';
-import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { MajordomusError } from '../errors.js';
 import { urlOf } from './address.js';
-import { encodeSnapshot } from '../layer/snapshot.js';
 import { log } from '../log.js';
 import { onExit } from '../runtime/exit-hooks.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { settings } from '../settings.js';
+import { rpcClient, serveRpc } from '../threads/rpc.js';
+import { encodeSnapshot } from '../threads/snapshot.js';
+import { HTTP_CONTROL_METHODS, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../threads/types.js';
 import { VERSION } from '../version.js';
-import type { HostControl, HttpControl, HttpStartMessage, HttpWorkerData } from '../../workers/types.js';
 
-export const IDLE_SESSION_MS = 90_000;
+/** Control calls are quick; stopping the thread may take a while on a loaded machine. */
+const CONTROL_TIMEOUT_MS = 10_000;
+const STOP_TIMEOUT_MS = 30_000;
 
 export interface HttpThreadOptions {
   host: string;
   port: number;
   fallbackToFreePort: boolean;
   leaseholder: boolean;
+  /** The lease's token, which protected requests must carry. */
+  token: string;
   /** Called when the thread ends without being asked to (a crash). */
   onUnexpectedExit?: (why: string) => void;
 }
@@ -39,18 +42,11 @@ export interface HttpThread {
   stop(): Promise<void>;
 }
 
-/** Pool threads: leave one core for the main thread's stdio session and one for the HTTP thread. */
-export function defaultPoolThreads(): number {
-  const fromEnv = Number(process.env.MAJORDOMUS_POOL_THREADS);
-  if (Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
-  return Math.max(1, availableParallelism() - 1);
-}
-
 function hostControl(runtime: Runtime): HostControl {
   return {
     invoke: async (capabilityId, input, caller) => runtime.outcome(capabilityId, input, caller),
     join: async (client, preferred) => {
-      const peerId = runtime.join(client, 'http', preferred);
+      const peerId = runtime.join(client, 'http', preferred ?? undefined);
       return { peerId, peers: runtime.board?.size ?? 0 };
     },
     leave: async (peerId) => {
@@ -66,19 +62,24 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
   const snapshot = encodeSnapshot({ version: VERSION, index: runtime.layer.index, capabilities: runtime.registry.catalog.entries });
   const hostChannel = new MessageChannel();
   const controlChannel = new MessageChannel();
-  expose(hostControl(runtime), nodeEndpoint(hostChannel.port1 as never));
+  serveRpc(hostChannel.port1, hostControl(runtime));
+  const config = settings();
   const workerData: HttpWorkerData = {
     snapshot,
     host: options.host,
     port: options.port,
     fallbackToFreePort: options.fallbackToFreePort,
-    poolThreads: defaultPoolThreads(),
     leaseholder: options.leaseholder,
+    token: options.token,
     hostPort: hostChannel.port2,
     controlPort: controlChannel.port2,
     poolTaskFile: fileURLToPath(new URL('../../workers/pool-task.js', import.meta.url)),
-    idleSessionMs: Number(process.env.MAJORDOMUS_IDLE_SESSION_MS) || IDLE_SESSION_MS,
-    answerCache: process.env.MAJORDOMUS_ANSWER_CACHE !== '0',
+    poolThreads: config.poolThreads,
+    idleSessionMs: config.idleSessionMs,
+    maxSessions: config.maxSessions,
+    answerCache: config.answerCache,
+    nice: config.httpNice,
+    faultCapability: config.faultCapability,
   };
   const worker = new Worker(new URL('../../workers/http-thread.js', import.meta.url), {
     workerData,
@@ -91,7 +92,10 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
     worker.once('message', (message: HttpStartMessage) => resolve(message));
     void exited.then((code) => resolve({ type: 'failed', reason: `the HTTP thread ended (code ${code}) before listening` }));
   });
-  const control: Remote<HttpControl> = wrap<HttpControl>(nodeEndpoint(controlChannel.port1 as never));
+  const control = rpcClient<HttpControl>(controlChannel.port1, HTTP_CONTROL_METHODS, {
+    timeoutMs: CONTROL_TIMEOUT_MS,
+    timeouts: { stop: STOP_TIMEOUT_MS },
+  });
   const closePorts = (): void => {
     hostChannel.port1.close();
     controlChannel.port1.close();
@@ -104,7 +108,7 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
 
   let stopping: Promise<void> | null = null;
   let forget = (): void => {};
-  // comlink never settles a call to a thread that has gone: every control call also ends with it.
+  // A control call to a thread that has gone fails (its port closes); it also ends with the thread.
   const untilExit = <T>(call: Promise<T>): Promise<T | void> => Promise.race([call.catch(() => undefined), exited.then(() => undefined)]);
   void exited.then((code) => {
     if (stopping !== null) return;
@@ -125,6 +129,7 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
       stopping ??= (async () => {
         await untilExit(control.stop());
         await exited;
+        control.close('the HTTP thread has stopped');
         closePorts();
         forget();
       })();

@@ -1,17 +1,25 @@
-/** An MCP backend over a runtime in this thread: the owner's stdio session and `--standalone`. */
+/**
+ * MCP over a runtime in this thread: the owner's own stdio client, `--standalone`, and a client
+ * served alone. Every call runs here, directly; nothing crosses a thread.
+ */
 import type { Runtime } from '../runtime/runtime.js';
 import { toolTable } from './projection.js';
-import type { McpBackend } from './session.js';
+import { McpSession, type McpBackend } from './session.js';
 
 export function localBackend(runtime: Runtime, transport: 'stdio' | 'http'): McpBackend {
   const tools = toolTable(runtime.registry.catalog);
   return {
     tools,
-    invoke: async (capabilityId, args, caller) => JSON.stringify(await runtime.invoke(capabilityId, args, caller)) ?? 'null',
+    invoke: (capabilityId, args, caller) => runtime.outcome(capabilityId, args, caller),
     objects: () => runtime.layer.index.objects,
     object: (uri) => runtime.layer.get(uri),
-    join: async (client, preferred) => runtime.join(client, transport, preferred),
+    join: async (client, preferred) => runtime.join(client, transport, preferred ?? undefined),
     leave: (peerId) => runtime.leave(peerId),
     instructions: async (peerId) => runtime.instructions(peerId),
   };
+}
+
+/** A stdio session of this thread's runtime; `preferredPeerId` keeps a client's id after a takeover. */
+export function localSession(runtime: Runtime, preferredPeerId: string | null): McpSession {
+  return new McpSession(localBackend(runtime, 'stdio'), preferredPeerId ? { preferredPeerId } : {});
 }

@@ -3,45 +3,39 @@
  * hand it parsed JSON-RPC messages and write back what it answers, so a client gets the same bytes
  * over either.
  */
-import { ErrorCode, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import { CapabilityError, errorMessage } from '../errors.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { errorMessage } from '../errors.js';
+import { JsonInputError, parseJsonInput } from '../json-input.js';
 import type { LayerObject } from '../layer/types.js';
 import type { PeerClient } from '../peers/board.js';
+import { cleanClient } from '../peers/schema.js';
+import type { CallOutcome } from '../threads/types.js';
 import { VERSION } from '../version.js';
 import { frameText, RawJson } from './frame.js';
+import { errorResponse, isJsonRpcId, RPC, type JsonRpcResponse } from './jsonrpc.js';
 import { resourceOf, type McpResource, type ToolTable } from './projection.js';
 
-/** MCP's "resource not found" code (the specification's -32002). */
-export const RESOURCE_NOT_FOUND = -32002;
 const RESOURCE_PAGE = 500;
-
-export type JsonRpcId = string | number;
-
-export interface JsonRpcResponse {
-  jsonrpc: '2.0';
-  id: JsonRpcId | null;
-  result?: unknown;
-  error?: { code: number; message: string; data?: unknown };
-}
 
 /** What a session needs from the process that hosts it. */
 export interface McpBackend {
   readonly tools: ToolTable;
-  /** Validates and runs a capability; answers its output as JSON text. Throws `CapabilityError` for a refusal. */
-  invoke(capabilityId: string, args: unknown, caller: string | null): Promise<string>;
+  /** Validates and runs a capability; a refusal is an outcome, never a throw. */
+  invoke(capabilityId: string, args: unknown, caller: string | null): Promise<CallOutcome>;
   objects(): readonly LayerObject[];
   object(uri: string): LayerObject | undefined;
-  join(client: PeerClient, preferredPeerId?: string): Promise<string>;
+  join(client: PeerClient, preferredPeerId: string | null): Promise<string>;
   leave(peerId: string): void;
   instructions(peerId: string): Promise<string>;
 }
 
-export function errorResponse(id: JsonRpcId | null, code: number, message: string): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, error: { code, message } };
-}
-
-export function parseErrorResponse(detail: string): JsonRpcResponse {
-  return errorResponse(null, ErrorCode.ParseError, `Parse error: ${detail}`);
+/** The answer to a frame whose JSON could not be read (bad syntax, or nested too deep). */
+export function unreadableFrameResponse(error: JsonInputError): JsonRpcResponse {
+  if (error.problem === 'depth') {
+    const id = (error.value as { id?: unknown } | null)?.id;
+    return errorResponse(isJsonRpcId(id) ? id : null, isJsonRpcId(id) ? RPC.invalidParams : RPC.invalidRequest, `Invalid params: ${error.message}`);
+  }
+  return errorResponse(null, RPC.parseError, `Parse error: ${error.message}`);
 }
 
 class RpcError extends Error {
@@ -55,10 +49,6 @@ class RpcError extends Error {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isId(value: unknown): value is JsonRpcId {
-  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 }
 
 export class McpSession {
@@ -88,13 +78,14 @@ export class McpSession {
     return answer === undefined ? undefined : frameText(answer);
   }
 
-  /** Parses one frame's text and answers it; malformed JSON gets -32700 and the session goes on. */
+  /** Parses one frame's text and answers it; malformed or too deep JSON is answered and the session goes on. */
   async handleText(text: string): Promise<JsonRpcResponse | undefined> {
     let message: unknown;
     try {
-      message = JSON.parse(text);
+      message = parseJsonInput(text);
     } catch (error) {
-      return parseErrorResponse(errorMessage(error));
+      if (error instanceof JsonInputError) return unreadableFrameResponse(error);
+      throw error;
     }
     return this.handle(message);
   }
@@ -102,25 +93,25 @@ export class McpSession {
   /** Answers one JSON-RPC message; notifications and responses get no answer. */
   async handle(message: unknown): Promise<JsonRpcResponse | undefined> {
     if (!isObject(message) || message.jsonrpc !== '2.0') {
-      const id = isObject(message) && isId(message.id) ? message.id : null;
-      return errorResponse(id, ErrorCode.InvalidRequest, 'Invalid Request: expected a JSON-RPC 2.0 object');
+      const id = isObject(message) && isJsonRpcId(message.id) ? message.id : null;
+      return errorResponse(id, RPC.invalidRequest, 'Invalid Request: expected a JSON-RPC 2.0 object');
     }
     const { id, method } = message;
     if (typeof method !== 'string') {
       // A response to a request we never send, or junk: answer only what carries an id.
       if ('result' in message || 'error' in message) return undefined;
-      return errorResponse(isId(id) ? id : null, ErrorCode.InvalidRequest, 'Invalid Request: method must be a string');
+      return errorResponse(isJsonRpcId(id) ? id : null, RPC.invalidRequest, 'Invalid Request: method must be a string');
     }
     // Notifications (initialized, cancelled, roots/list_changed…) carry nothing this server acts on.
     if (id === undefined) return undefined;
-    if (!isId(id)) return errorResponse(null, ErrorCode.InvalidRequest, 'Invalid Request: id must be a string or number');
+    if (!isJsonRpcId(id)) return errorResponse(null, RPC.invalidRequest, 'Invalid Request: id must be a string or number');
     const params = message.params === undefined ? {} : message.params;
-    if (!isObject(params)) return errorResponse(id, ErrorCode.InvalidParams, 'Invalid params: params must be an object');
+    if (!isObject(params)) return errorResponse(id, RPC.invalidParams, 'Invalid params: params must be an object');
     try {
       return { jsonrpc: '2.0', id, result: await this.#request(method, params) };
     } catch (error) {
       if (error instanceof RpcError) return errorResponse(id, error.code, error.message);
-      return errorResponse(id, ErrorCode.InternalError, `Internal error: ${errorMessage(error)}`);
+      return errorResponse(id, RPC.internalError, `Internal error: ${errorMessage(error)}`);
     }
   }
 
@@ -148,22 +139,20 @@ export class McpSession {
       case 'resources/read':
         return this.#readResource(params);
       default:
-        throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
+        throw new RpcError(RPC.methodNotFound, `Method not found: ${method}`);
     }
   }
 
   async #initialize(params: Record<string, unknown>): Promise<unknown> {
     const requested = params.protocolVersion;
     if (typeof requested !== 'string') {
-      throw new RpcError(ErrorCode.InvalidParams, 'Invalid params: initialize needs a protocolVersion string');
+      throw new RpcError(RPC.invalidParams, 'Invalid params: initialize needs a protocolVersion string');
     }
     const info = isObject(params.clientInfo) ? params.clientInfo : {};
-    const client: PeerClient = {
-      name: typeof info.name === 'string' && info.name.length > 0 ? info.name : 'unknown',
-      version: typeof info.version === 'string' ? info.version : '',
-    };
+    // Other agents read this name: bounded, without control characters.
+    const client = cleanClient(info.name, info.version);
     this.#protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
-    if (this.#peerId === null) this.#peerId = await this.#backend.join(client, this.#preferredPeerId);
+    if (this.#peerId === null) this.#peerId = await this.#backend.join(client, this.#preferredPeerId ?? null);
     return {
       protocolVersion: this.#protocolVersion,
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
@@ -174,22 +163,14 @@ export class McpSession {
 
   async #callTool(params: Record<string, unknown>): Promise<unknown> {
     const { name } = params;
-    if (typeof name !== 'string') throw new RpcError(ErrorCode.InvalidParams, 'Invalid params: tools/call needs a name');
+    if (typeof name !== 'string') throw new RpcError(RPC.invalidParams, 'Invalid params: tools/call needs a name');
     const capabilityId = this.#backend.tools.capabilityOf(name);
-    if (capabilityId === undefined) throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (capabilityId === undefined) throw new RpcError(RPC.invalidParams, `Unknown tool: ${name}`);
     const args = params.arguments === undefined ? {} : params.arguments;
-    try {
-      const json = await this.#backend.invoke(capabilityId, args, this.#peerId);
-      return { content: [{ type: 'text', text: json }], structuredContent: new RawJson(json) };
-    } catch (error) {
-      if (error instanceof CapabilityError && error.code === 'invalid_input') {
-        throw new RpcError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${error.message}`);
-      }
-      if (error instanceof CapabilityError) {
-        return { content: [{ type: 'text', text: `${error.code}: ${error.message}` }], isError: true };
-      }
-      throw error;
-    }
+    const outcome = await this.#backend.invoke(capabilityId, args, this.#peerId);
+    if (outcome.ok) return { content: [{ type: 'text', text: outcome.json }], structuredContent: new RawJson(outcome.json) };
+    if (outcome.code === 'invalid_input') throw new RpcError(RPC.invalidParams, `Invalid arguments for tool ${name}: ${outcome.message}`);
+    return { content: [{ type: 'text', text: `${outcome.code}: ${outcome.message}` }], isError: true };
   }
 
   #listResources(params: Record<string, unknown>): unknown {
@@ -198,7 +179,7 @@ export class McpSession {
     if (params.cursor !== undefined) {
       offset = typeof params.cursor === 'string' ? Number.parseInt(Buffer.from(params.cursor, 'base64url').toString(), 10) : Number.NaN;
       if (!Number.isInteger(offset) || offset < 0 || offset > objects.length) {
-        throw new RpcError(ErrorCode.InvalidParams, 'Invalid params: unknown cursor');
+        throw new RpcError(RPC.invalidParams, 'Invalid params: unknown cursor');
       }
     }
     const page = objects.slice(offset, offset + RESOURCE_PAGE);
@@ -211,9 +192,9 @@ export class McpSession {
 
   #readResource(params: Record<string, unknown>): unknown {
     const { uri } = params;
-    if (typeof uri !== 'string') throw new RpcError(ErrorCode.InvalidParams, 'Invalid params: resources/read needs a uri');
+    if (typeof uri !== 'string') throw new RpcError(RPC.invalidParams, 'Invalid params: resources/read needs a uri');
     const object = this.#backend.object(uri);
-    if (!object) throw new RpcError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`);
+    if (!object) throw new RpcError(RPC.resourceNotFound, `Resource not found: ${uri}`);
     return { contents: [{ uri: object.uri, mimeType: object.media_type, text: object.content }] };
   }
 }

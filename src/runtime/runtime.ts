@@ -4,12 +4,12 @@
  * for what reads the peer board (everything else runs in the pool over the snapshot).
  */
 import { CapabilityError, errorMessage } from '../errors.js';
-import type { CallOutcome } from '../../workers/types.js';
 import type { LayerView } from '../layer/view.js';
-import { instructionsFor } from '../mcp/instructions.js';
+import { guidanceLines, instructionsFor } from '../mcp/instructions.js';
 import type { PeerBoard, PeerClient } from '../peers/board.js';
 import type { ContextByReads } from '../registry/descriptor.js';
 import { execute, parseInput, type Registry } from '../registry/registry.js';
+import type { CallOutcome } from '../threads/types.js';
 
 export interface RuntimeOptions {
   registry: Registry;
@@ -18,8 +18,8 @@ export interface RuntimeOptions {
   board: PeerBoard | null;
   /** The shared server's base URL once bound; null while served alone. */
   url: () => string | null;
-  /** Called after a peer joined or left, over any transport. */
-  onPeersChanged?: () => void;
+  /** `MAJORDOMUS_FAULT`: this capability throws an unexpected error (tests of the `internal` path). */
+  faultCapability?: string | null;
 }
 
 export class Runtime {
@@ -27,10 +27,11 @@ export class Runtime {
   readonly layer: LayerView;
   readonly board: PeerBoard | null;
   readonly #url: () => string | null;
-  readonly #onPeersChanged: () => void;
+  readonly #faultCapability: string | null;
+  #guidance: string[] | null = null;
 
   constructor(options: RuntimeOptions) {
-    this.#onPeersChanged = options.onPeersChanged ?? (() => {});
+    this.#faultCapability = options.faultCapability ?? null;
     this.registry = options.registry;
     this.layer = options.layer;
     this.board = options.board;
@@ -43,17 +44,16 @@ export class Runtime {
     if (!descriptor) throw new CapabilityError('not_found', `no capability ${capabilityId}`);
     const input = parseInput(descriptor, args);
     if (caller !== null) this.board?.touch(caller);
+    if (capabilityId === this.#faultCapability) throw new Error(`${capabilityId} failed on purpose (MAJORDOMUS_FAULT)`);
     return execute(descriptor, input, this.#context(descriptor.reads, caller));
   }
 
   join(client: PeerClient, transport: 'stdio' | 'http', preferredPeerId?: string): string {
-    const id = this.#board().join(client, transport, preferredPeerId);
-    this.#onPeersChanged();
-    return id;
+    return this.#board().join(client, transport, preferredPeerId);
   }
 
   leave(peerId: string): void {
-    if (this.#board().leave(peerId)) this.#onPeersChanged();
+    this.#board().leave(peerId);
   }
 
   /** Runs a capability and answers with an outcome that survives a thread boundary. */
@@ -72,6 +72,7 @@ export class Runtime {
       state: this.layer.index.state,
       diagnostics: this.layer.index.diagnostics.length,
       url: this.#url(),
+      guidance: (this.#guidance ??= guidanceLines(this.registry.catalog)),
       you: peerId,
       peers: this.#board().list(),
     });

@@ -247,7 +247,7 @@ describe('bin/majordomus-mcp', () => {
     BUILD_TIMEOUT_MS,
   );
 
-  it.each(['workers/types.ts', 'tsconfig.json', 'package.json'])(
+  it.each(['workers/priority.ts', 'tsconfig.json', 'package.json'])(
     'runs npm run build when %s is newer than the build, its stdout sent to stderr',
     async (source) => {
       const past = new Date(Date.now() - 2 * 3600_000);

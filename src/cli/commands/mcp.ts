@@ -13,7 +13,6 @@ import { locateCheckout } from '../../shared/locate.js';
 import { VERSION } from '../../version.js';
 import { choiceOption, portOption, usageError, type ParsedArgs } from '../args.js';
 
-
 function checkCombination(args: ParsedArgs): void {
   const { inspect, standalone, format } = args.options;
   const httpGiven = args.options['http-host'] !== undefined || args.options['http-port'] !== undefined;
@@ -36,16 +35,9 @@ export async function runMcp(args: ParsedArgs): Promise<number> {
 
 /** This client alone: no port, no lease, no peers but itself, nothing written. */
 async function serveStandalone(args: ParsedArgs): Promise<number> {
-  const [{ loadServing }, { Runtime }, { PeerBoard }, { McpSession }, { localBackend }] = await Promise.all([
-    import('../../runtime/load.js'),
-    import('../../runtime/runtime.js'),
-    import('../../peers/board.js'),
-    import('../../mcp/session.js'),
-    import('../../mcp/local-backend.js'),
-  ]);
+  const [{ loadServing }, { aloneSession }] = await Promise.all([import('../../runtime/load.js'), import('../../runtime/alone.js')]);
   const loaded = await loadServing(args.global);
-  const runtime = new Runtime({ ...loaded, board: new PeerBoard(), url: () => null });
-  const session = new McpSession(localBackend(runtime, 'stdio'));
+  const session = aloneSession(loaded);
   log.info(`serving ${loaded.layer.index.objects.length} objects to this client alone (${loaded.layer.index.state})`);
   const shutdown = new Shutdown();
   const stopped = new Promise<void>((resolve) => shutdown.handleSignals(() => resolve()));

@@ -14,7 +14,6 @@ import type { Owner } from '../../shared/owner.js';
 import { VERSION } from '../../version.js';
 import { portOption, usageError, type ParsedArgs } from '../args.js';
 
-
 function stdinIsPipe(): boolean {
   try {
     const stat = fstatSync(0);
@@ -43,23 +42,12 @@ async function startOwner(
     log.info(`a server already serves this checkout: ${outcome.url} (Swagger UI ${outcome.url}/docs)`);
     return null;
   }
-  const { lease } = outcome;
+  const { lease, predecessor } = outcome;
   holding(lease.token);
-  const [{ loadServing }, { Owner: OwnerClass, CannotShare }] = await Promise.all([
-    import('../../runtime/load.js'),
-    import('../../shared/owner.js'),
-  ]);
+  const [{ loadServing }, { serveOnLease, CannotShare }] = await Promise.all([import('../../runtime/load.js'), import('../../shared/owner.js')]);
   try {
-    return await OwnerClass.start({
-      loaded: await loadServing(args.global, process.cwd()),
-      lease,
-      leasePath: checkout.leasePath,
-      host,
-      port,
-      peersIssued: outcome.peersIssued,
-    });
+    return await serveOnLease({ checkout, lease, predecessor, host, port, load: () => loadServing(args.global, process.cwd()) });
   } catch (error) {
-    releaseLeaseSync(checkout.leasePath, lease.token);
     holding(null);
     if (error instanceof CannotShare) throw new MajordomusError('MAJ_PORT_UNAVAILABLE', error.message);
     throw error;

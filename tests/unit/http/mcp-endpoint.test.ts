@@ -22,7 +22,7 @@ import type { HttpReply } from '../../../src/http/reply.js';
 import type { McpBackend } from '../../../src/mcp/session.js';
 
 interface FakeBackend extends McpBackend {
-  joins: Array<{ name: string; preferred: string | undefined }>;
+  joins: Array<{ name: string; preferred: string | null }>;
   left: string[];
 }
 
@@ -32,7 +32,7 @@ function fakeBackend(): FakeBackend {
     joins: [],
     left: [],
     tools: { tools: [], capabilityOf: () => undefined },
-    invoke: async () => '{}',
+    invoke: async () => ({ ok: true, json: '{}' }),
     objects: () => [],
     object: () => undefined,
     async join(client, preferred) {
@@ -50,7 +50,7 @@ function fakeBackend(): FakeBackend {
 
 function setup(options: Partial<McpEndpointOptions> = {}): { endpoint: McpEndpoint; backend: FakeBackend } {
   const backend = fakeBackend();
-  const endpoint = new McpEndpoint({ backend, idleMs: 60_000, acceptsSessions: () => true, ...options });
+  const endpoint = new McpEndpoint({ backend, idleMs: 60_000, maxSessions: 64, acceptsSessions: () => true, ...options });
   return { endpoint, backend };
 }
 
@@ -85,7 +85,7 @@ describe('McpEndpoint', () => {
     expect(header(reply, SESSION_HEADER)).toMatch(/^[0-9a-f-]{36}$/);
     expect(header(reply, PEER_HEADER)).toBe('p1');
     expect(json(reply)).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'majordomus' }, instructions: 'you are p1' } });
-    expect(backend.joins).toEqual([{ name: 'agent', preferred: undefined }]);
+    expect(backend.joins).toEqual([{ name: 'agent', preferred: null }]);
     expect(endpoint.size).toBe(1);
     expect(endpoint.peerOf(header(reply, SESSION_HEADER) ?? '')).toBe('p1');
   });

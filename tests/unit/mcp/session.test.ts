@@ -19,7 +19,8 @@ import { describe, expect, it } from 'vitest';
 import { CapabilityError } from '../../../src/errors.js';
 import type { LayerObject } from '../../../src/layer/types.js';
 import type { McpTool, ToolTable } from '../../../src/mcp/projection.js';
-import { McpSession, RESOURCE_NOT_FOUND, type McpBackend } from '../../../src/mcp/session.js';
+import { RPC } from '../../../src/mcp/jsonrpc.js';
+import { McpSession, type McpBackend } from '../../../src/mcp/session.js';
 import type { PeerClient } from '../../../src/peers/board.js';
 
 function object(n: number): LayerObject {
@@ -68,9 +69,9 @@ function fakeBackend(objectCount = 3): FakeBackend {
     tools,
     async invoke(capabilityId, args, caller) {
       backend.calls.push({ capabilityId, args, caller });
-      if (capabilityId === 'test.strict') throw new CapabilityError('invalid_input', 'test.strict: (input): no arguments allowed');
-      if (capabilityId === 'test.missing') throw new CapabilityError('not_found', 'no object majordomus://rule/nope');
-      return JSON.stringify({ echoed: args });
+      if (capabilityId === 'test.strict') return { ok: false, code: 'invalid_input', message: 'test.strict: (input): no arguments allowed' };
+      if (capabilityId === 'test.missing') return { ok: false, code: 'not_found', message: 'no object majordomus://rule/nope' };
+      return { ok: true, json: JSON.stringify({ echoed: args }) };
     },
     objects: () => objects,
     object: (uri) => objects.find((o) => o.uri === uri),
@@ -243,8 +244,8 @@ describe('McpSession', () => {
       contents: [{ uri: 'majordomus://rule/r0002', mimeType: 'text/markdown', text: '# Rule 2\n' }],
     });
     const missing = await session.handle(request('resources/read', { uri: 'majordomus://rule/nope' }));
-    expect(missing).toMatchObject({ error: { code: RESOURCE_NOT_FOUND } });
-    expect(RESOURCE_NOT_FOUND).toBe(-32002);
+    expect(missing).toMatchObject({ error: { code: RPC.resourceNotFound } });
+    expect(RPC.resourceNotFound).toBe(-32002);
   });
 
   it('lets its peer leave the board on close, once', async () => {

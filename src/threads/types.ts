@@ -1,15 +1,15 @@
 /**
  * The contract between the threads: the main thread (stdio, lease, peer board), the HTTP thread
- * (uWebSockets.js) and the pool tasks (piscina). Types only; both sides import it.
+ * (uWebSockets.js) and the pool tasks (piscina). Types only; every side imports it.
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { PeerClient } from '../src/peers/board.js';
-import type { WireErrorCode } from '../src/errors.js';
+import type { WireErrorCode } from '../errors.js';
+import type { PeerClient } from '../peers/board.js';
 
 /**
- * What a capability call answers across a thread boundary: the output as JSON text (a string
- * crosses a thread as one copy, where a deep object is cloned node by node, and REST sends it as
- * it is), or a refusal (errors do not keep their class across threads).
+ * What a capability call answers, on every path and across every thread boundary: the output as
+ * JSON text (a string crosses a thread as one copy, REST sends it as it is, MCP embeds it as it
+ * is), or a refusal (errors do not keep their class across threads).
  */
 export type CallOutcome = { ok: true; json: string } | { ok: false; code: WireErrorCode; message: string };
 
@@ -22,6 +22,10 @@ export interface PoolTask {
 
 export interface PoolWorkerData {
   snapshot: SharedArrayBuffer;
+  /** The nice value the pool threads take (0: keep the default priority). */
+  nice: number;
+  /** `MAJORDOMUS_FAULT`'s capability, made to throw (tests). */
+  faultCapability: string | null;
 }
 
 /** Given to the HTTP thread at start. */
@@ -31,17 +35,22 @@ export interface HttpWorkerData {
   port: number;
   /** Try a free port when `port` is taken (the shared server does; an explicit `serve --port` too). */
   fallbackToFreePort: boolean;
-  poolThreads: number;
   leaseholder: boolean;
-  /** Comlink endpoint on which the main thread exposes `HostControl`. */
+  /** The bearer token every protected request must carry (the lease's). */
+  token: string;
+  /** The endpoint on which the main thread serves `HostControl`. */
   hostPort: MessagePort;
-  /** Comlink endpoint on which the HTTP thread exposes `HttpControl`. */
+  /** The endpoint on which the HTTP thread serves `HttpControl`. */
   controlPort: MessagePort;
   /** Absolute path of the pool task module. */
   poolTaskFile: string;
+  poolThreads: number;
   idleSessionMs: number;
+  maxSessions: number;
   /** Remember answers of pure queries (src/http/answer-cache.ts). */
   answerCache: boolean;
+  nice: number;
+  faultCapability: string | null;
 }
 
 /** Startup messages the HTTP thread posts on its parentPort. */
@@ -49,21 +58,24 @@ export type HttpStartMessage =
   | { type: 'listening'; port: number; requestedPort: number }
   | { type: 'failed'; reason: string };
 
-/** What the main thread offers the HTTP thread (exposed over comlink). */
+/** What the main thread offers the HTTP thread (src/threads/rpc.ts). */
 export interface HostControl {
   /** Runs a capability that reads the peer board. */
   invoke(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome>;
   /** Answers the peer count too, so the HTTP thread's copy is current when `initialize` answers. */
-  join(client: PeerClient, preferredPeerId?: string): Promise<{ peerId: string; peers: number }>;
+  join(client: PeerClient, preferredPeerId: string | null): Promise<{ peerId: string; peers: number }>;
   leave(peerId: string): Promise<number>;
   touch(peerId: string): Promise<void>;
   instructions(peerId: string): Promise<string>;
 }
 
-/** What the HTTP thread offers the main thread (exposed over comlink). */
+/** What the HTTP thread offers the main thread (src/threads/rpc.ts). */
 export interface HttpControl {
   setLeaseholder(leaseholder: boolean): Promise<void>;
   setPeerCount(count: number): Promise<void>;
   /** Closes the listen socket and every connection, ends the open sessions and the pool. */
   stop(): Promise<void>;
 }
+
+export const HOST_CONTROL_METHODS = ['invoke', 'join', 'leave', 'touch', 'instructions'] as const satisfies ReadonlyArray<keyof HostControl>;
+export const HTTP_CONTROL_METHODS = ['setLeaseholder', 'setPeerCount', 'stop'] as const satisfies ReadonlyArray<keyof HttpControl>;

@@ -6,7 +6,7 @@
  * Layout (little endian): bytes 0–3 magic "MJS1", 4–7 payload length, 8… UTF-8 JSON payload.
  */
 import type { CapabilityEntry } from '../registry/catalog.js';
-import type { LayerIndex } from './types.js';
+import type { LayerIndex } from '../layer/types.js';
 
 const MAGIC = 0x3153_4a4d; // "MJS1" read as a little-endian u32
 const HEADER_BYTES = 8;

@@ -1,0 +1,83 @@
+/**
+ * Where an HTTP caller's capability call runs, decided by what the capability reads: the peer
+ * board lives in the main thread (reached over `HostControl`); a pure query over the snapshot is
+ * answered from the answer cache or computed once in the pool; everything else goes to the pool.
+ * Calls that arrive in one turn of the HTTP thread's event loop reach the pool as one task.
+ */
+import { Piscina } from 'piscina';
+import { errorMessage } from '../errors.js';
+import type { CapabilityCatalog } from '../registry/catalog.js';
+import type { RpcClient } from '../threads/rpc.js';
+import type { CallOutcome, HostControl, PoolTask, PoolWorkerData } from '../threads/types.js';
+import { AnswerCache } from './answer-cache.js';
+import { Batcher } from './batcher.js';
+
+export interface DispatcherOptions {
+  catalog: CapabilityCatalog;
+  host: RpcClient<HostControl>;
+  poolTaskFile: string;
+  poolThreads: number;
+  pool: PoolWorkerData;
+  answerCache: boolean;
+}
+
+/** At most this many calls wait for the pool; past it a call is answered `busy` at once. */
+const MAX_PENDING_CALLS = 4096;
+
+export class CallDispatcher {
+  readonly #catalog: CapabilityCatalog;
+  readonly #host: RpcClient<HostControl>;
+  readonly #pool: Piscina<PoolTask[], CallOutcome[]>;
+  readonly #batches: Batcher<PoolTask, CallOutcome>;
+  readonly #answers: AnswerCache | null;
+  #stopping = false;
+
+  constructor(options: DispatcherOptions) {
+    this.#catalog = options.catalog;
+    this.#host = options.host;
+    this.#pool = new Piscina<PoolTask[], CallOutcome[]>({
+      filename: options.poolTaskFile,
+      name: 'runCapabilities',
+      workerData: options.pool,
+      minThreads: options.poolThreads,
+      maxThreads: options.poolThreads,
+      // The batcher bounds the calls waiting; batches never outnumber them.
+      maxQueue: MAX_PENDING_CALLS,
+      idleTimeout: Number.POSITIVE_INFINITY,
+    });
+    this.#batches = new Batcher<PoolTask, CallOutcome>(
+      (tasks) => this.#pool.run(tasks),
+      // piscina refuses when its queue is full or it is closing: the server is saturated.
+      (error) => ({ ok: false, code: 'busy', message: `the capability pool is saturated: ${errorMessage(error)}` }),
+      { parallelism: options.poolThreads, maxBatch: 64, maxPending: MAX_PENDING_CALLS },
+    );
+    this.#answers = options.answerCache ? new AnswerCache({ maxEntries: 1024, maxAnswerChars: 256 * 1024, maxTotalChars: 32 * 1024 * 1024 }) : null;
+  }
+
+  async invoke(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
+    if (this.#stopping) return { ok: false, code: 'busy', message: 'the server is shutting down' };
+    const entry = this.#catalog.byId(capabilityId);
+    if (entry?.reads === 'peers') return this.#onMainThread(capabilityId, input, caller);
+    // A query over the frozen snapshot answers the same for the same input while the server lives.
+    if (this.#answers && entry?.kind === 'query') return this.#answers.answer(capabilityId, input, () => this.#inPool(capabilityId, input, null));
+    return this.#inPool(capabilityId, input, caller);
+  }
+
+  /** Refuses new calls and ends the pool. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await this.#pool.destroy();
+  }
+
+  #inPool(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
+    return this.#batches.submit({ capabilityId, input, caller });
+  }
+
+  async #onMainThread(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
+    try {
+      return await this.#host.invoke(capabilityId, input, caller);
+    } catch (error) {
+      return { ok: false, code: 'internal', message: `the main thread did not answer: ${errorMessage(error)}` };
+    }
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The MCP backend of the `/mcp` sessions in the HTTP thread: tools and resources from the
+ * snapshot, capability calls through the dispatcher, and everything about peers (join, leave,
+ * liveness, the instructions that list them) from the main thread, which owns the board.
+ */
+import type { LayerView } from '../layer/view.js';
+import type { McpBackend } from '../mcp/session.js';
+import type { ToolTable } from '../mcp/projection.js';
+import type { RpcClient } from '../threads/rpc.js';
+import type { CallOutcome, HostControl } from '../threads/types.js';
+import type { CallDispatcher } from './dispatcher.js';
+
+/** A peer's liveness is sent to the main thread at most this often. */
+const TOUCH_EVERY_MS = 1_000;
+
+export interface RemoteBackendOptions {
+  tools: ToolTable;
+  layer: LayerView;
+  dispatcher: CallDispatcher;
+  host: RpcClient<HostControl>;
+  /** Told the board's size after every join and leave (the thread's copy, for `GET /`). */
+  onPeerCount(count: number): void;
+}
+
+export class RemoteMcpBackend implements McpBackend {
+  readonly tools: ToolTable;
+  readonly #options: RemoteBackendOptions;
+  readonly #lastTouch = new Map<string, number>();
+
+  constructor(options: RemoteBackendOptions) {
+    this.tools = options.tools;
+    this.#options = options;
+  }
+
+  invoke(capabilityId: string, args: unknown, caller: string | null): Promise<CallOutcome> {
+    return this.#options.dispatcher.invoke(capabilityId, args, caller);
+  }
+
+  objects(): ReturnType<McpBackend['objects']> {
+    return this.#options.layer.index.objects;
+  }
+
+  object(uri: string): ReturnType<McpBackend['object']> {
+    return this.#options.layer.get(uri);
+  }
+
+  async join(...args: Parameters<McpBackend['join']>): Promise<string> {
+    const joined = await this.#options.host.join(...args);
+    this.#options.onPeerCount(joined.peers);
+    return joined.peerId;
+  }
+
+  leave(peerId: string): void {
+    this.#lastTouch.delete(peerId);
+    this.#options.host.leave(peerId).then(
+      (peers) => this.#options.onPeerCount(peers),
+      () => undefined, // the main thread has gone: the server is ending
+    );
+  }
+
+  instructions(peerId: string): Promise<string> {
+    return this.#options.host.instructions(peerId);
+  }
+
+  /** The peer made a request: it is alive (throttled, the board keeps seconds). */
+  touch(peerId: string): void {
+    const now = Date.now();
+    if ((this.#lastTouch.get(peerId) ?? 0) > now - TOUCH_EVERY_MS) return;
+    this.#lastTouch.set(peerId, now);
+    this.#options.host.touch(peerId).catch(() => undefined);
+  }
+}

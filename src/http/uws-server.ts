@@ -1,0 +1,179 @@
+/**
+ * The uWebSockets.js adapter: reads a request (headers, then a bounded body), hands it to the
+ * router as a plain `HttpRequest`, and writes the `HttpReply` back. Nothing else here knows uWS.
+ * It runs in the HTTP thread only; the app must be closed before that thread ends (a uWS app left
+ * open in an ending thread aborts the process).
+ */
+import uWS from '@trufflesuite/uws-js-unofficial';
+import { errorMessage } from '../errors.js';
+import { errorReply, type HttpReply } from './reply.js';
+import { MAX_BODY_BYTES, type HttpRequest } from './router.js';
+
+/** An oversized body is drained up to this much before the connection is cut. */
+const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK',
+  202: '202 Accepted',
+  204: '204 No Content',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  409: '409 Conflict',
+  413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type',
+  422: '422 Unprocessable Entity',
+  500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
+};
+
+export interface UwsServerOptions {
+  host: string;
+  port: number;
+  /** Try a free port when `port` is taken. */
+  fallbackToFreePort: boolean;
+  handle(request: HttpRequest): Promise<HttpReply>;
+}
+
+export type UwsStart = { ok: true; server: UwsServer } | { ok: false; reason: string };
+
+/** What this uWS build has beyond its published typings: `close()` and listen with options. */
+interface UwsApp {
+  close(): void;
+  listen(host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void): UwsApp;
+}
+
+// uWS shares a port with other processes (SO_REUSEPORT) unless told otherwise.
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
+const EMPTY = new Uint8Array(0);
+
+function write(res: uWS.HttpResponse, reply: HttpReply, head: boolean, closeConnection: boolean): void {
+  res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
+  res.writeHeader('Cache-Control', 'no-store');
+  if (reply.contentType) res.writeHeader('Content-Type', reply.contentType);
+  for (const [name, value] of reply.headers ?? []) res.writeHeader(name, value);
+  // `endWithoutBody` is called without arguments: with a reported length uWS keeps the connection
+  // waiting for a body that never comes (the next request on it gets EOF), and an explicit
+  // `undefined` is taken as a length.
+  if (reply.status === 204) {
+    res.endWithoutBody(); // RFC 9110: a 204 carries no Content-Length.
+  } else if (head) {
+    res.writeHeader('Content-Length', String(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength));
+    res.endWithoutBody();
+  } else {
+    res.end(reply.body, closeConnection);
+  }
+}
+
+export class UwsServer {
+  readonly #app: UwsApp;
+  #listenSocket: uWS.us_listen_socket | null = null;
+  #port = 0;
+  #requestedPort = 0;
+
+  private constructor(handle: UwsServerOptions['handle']) {
+    this.#app = uWS.App().any('/*', (res, req) => serve(res, req, handle)) as unknown as UwsApp;
+  }
+
+  /** Binds (falling back to a free port when asked); the reason when nothing could be bound. */
+  static async start(options: UwsServerOptions): Promise<UwsStart> {
+    const server = new UwsServer(options.handle);
+    let port = await server.#listen(options.host, options.port);
+    if (port === null && options.fallbackToFreePort && options.port !== 0) port = await server.#listen(options.host, 0);
+    if (port === null) {
+      server.close();
+      return { ok: false, reason: `cannot listen on ${options.host}:${options.port}` };
+    }
+    server.#port = port;
+    server.#requestedPort = options.port;
+    return { ok: true, server };
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  get requestedPort(): number {
+    return this.#requestedPort;
+  }
+
+  /** Stops listening and closes every connection. Safe to call twice. */
+  close(): void {
+    if (this.#listenSocket) uWS.us_listen_socket_close(this.#listenSocket);
+    this.#listenSocket = null;
+    this.#app.close();
+  }
+
+  #listen(host: string, port: number): Promise<number | null> {
+    return new Promise((resolve) => {
+      this.#app.listen(host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
+        if (!socket) return resolve(null);
+        this.#listenSocket = socket;
+        resolve(uWS.us_socket_local_port(socket));
+      });
+    });
+  }
+}
+
+function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, handle: UwsServerOptions['handle']): void {
+  const method = req.getCaseSensitiveMethod().toUpperCase();
+  const head = method === 'HEAD';
+  const request: HttpRequest = {
+    method: head ? 'GET' : method,
+    path: req.getUrl(),
+    query: req.getQuery() ?? '',
+    host: req.getHeader('host'),
+    origin: req.getHeader('origin'),
+    authorization: req.getHeader('authorization'),
+    contentType: req.getHeader('content-type'),
+    sessionId: req.getHeader('mcp-session-id'),
+    peerHint: req.getHeader('mcp-peer-id'),
+    body: EMPTY,
+  };
+  const declared = req.getHeader('content-length');
+  let answered = false;
+  res.onAborted(() => {
+    answered = true;
+  });
+  const respond = (reply: HttpReply, closeConnection = false): void => {
+    if (answered) return;
+    answered = true;
+    res.cork(() => write(res, reply, head, closeConnection));
+  };
+  const dispatch = (): void => {
+    handle(request).then(respond, (error: unknown) => respond(errorReply('internal', errorMessage(error))));
+  };
+  const tooLargeReply = (): HttpReply => errorReply('too_large', `the body is larger than ${MAX_BODY_BYTES} bytes`);
+
+  if (declared !== '' && Number(declared) > DRAIN_LIMIT_BYTES) {
+    // Not worth reading: answer now and close the connection.
+    respond(tooLargeReply(), true);
+    return;
+  }
+  let tooLarge = declared !== '' && Number(declared) > MAX_BODY_BYTES;
+  if (!tooLarge && (method === 'GET' || head || (method === 'DELETE' && declared === ''))) {
+    dispatch();
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.onData((chunk, isLast) => {
+    if (answered) return;
+    size += chunk.byteLength;
+    tooLarge ||= size > MAX_BODY_BYTES;
+    if (tooLarge) {
+      // The rest is read and dropped, so the client reads the 413 instead of a reset connection;
+      // a body past the drain limit is cut off with the answer.
+      const cutOff = !isLast && size > DRAIN_LIMIT_BYTES;
+      if (isLast || cutOff) respond(tooLargeReply(), cutOff);
+      return;
+    }
+    chunks.push(Buffer.from(chunk.slice(0)));
+    if (isLast) {
+      request.body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      dispatch();
+    }
+  });
+}
