@@ -6,6 +6,7 @@
  * address also accepts IP literals with its port: rebinding needs a DNS name, an IP literal
  * cannot be rebound.
  */
+import { timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
@@ -15,8 +16,19 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 export interface HostGuard {
+  /** Whether the server is bound to a loopback address only. */
+  readonly loopbackOnly: boolean;
   /** Null when allowed, else why not. */
   refusal(host: string, origin: string): string | null;
+}
+
+/** Whether an `Authorization` header carries `Bearer <token>` (compared in constant time). */
+export function bearerMatches(authorization: string, token: string): boolean {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!match) return false;
+  const given = Buffer.from(match[1] as string);
+  const wanted = Buffer.from(token);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
 }
 
 /** `host:port` → [name, port]; IPv6 names keep their brackets. */
@@ -40,6 +52,7 @@ export function hostGuard(boundHost: string, port: number): HostGuard {
     return names.has(name) || (!loopbackOnly && isIpLiteral(name));
   };
   return {
+    loopbackOnly,
     refusal(host, origin) {
       if (!allowed(host)) return `Host "${host}" does not name this server`;
       if (origin !== '' && !(origin.toLowerCase().startsWith('http://') && allowed(origin.slice('http://'.length)))) {

@@ -1,13 +1,18 @@
 /**
  * `/mcp`: the request half of MCP's Streamable HTTP transport. One JSON-RPC message per POST,
  * answered with JSON (never SSE); `initialize` opens a session and issues `Mcp-Session-Id`;
- * DELETE ends it; a session idle for longer than the expiry ends with its peer.
+ * DELETE ends it; a session idle for longer than the expiry ends with its peer. The number of
+ * open sessions is capped: every session is a peer the others read about.
  */
 import { randomUUID } from 'node:crypto';
-import { errorMessage } from '../errors.js';
+import { decodeUtf8, JsonInputError, parseJsonInput } from '../json-input.js';
 import { frameText } from '../mcp/frame.js';
-import { McpSession, parseErrorResponse, type JsonRpcResponse, type McpBackend } from '../mcp/session.js';
+import type { JsonRpcResponse } from '../mcp/jsonrpc.js';
+import { McpSession, unreadableFrameResponse, type McpBackend } from '../mcp/session.js';
 import { emptyReply, errorReply, jsonReply, type HttpReply } from './reply.js';
+
+/** What a client told the session cap is full waits before it tries again (seconds). */
+export const BUSY_RETRY_AFTER_SECONDS = 5;
 
 export const SESSION_HEADER = 'Mcp-Session-Id';
 /** Names the caller's peer id on initialize; a bridge sends it back to keep its identity. */
@@ -21,6 +26,8 @@ interface OpenSession {
 export interface McpEndpointOptions {
   backend: McpBackend;
   idleMs: number;
+  /** How many sessions may be open at once; past it `initialize` is answered 503 busy. */
+  maxSessions: number;
   /** Whether new sessions may open (false once the lease is lost). */
   acceptsSessions: () => boolean;
   /** Called on every request of a session: the peer is alive. */
@@ -62,9 +69,10 @@ export class McpEndpoint {
   async post(body: Uint8Array, sessionId: string, peerHint = ''): Promise<HttpReply> {
     let message: unknown;
     try {
-      message = JSON.parse(Buffer.from(body).toString('utf8'));
+      message = parseJsonInput(decodeUtf8(body));
     } catch (error) {
-      return jsonReply(400, parseErrorResponse(errorMessage(error)));
+      if (error instanceof JsonInputError) return jsonReply(400, unreadableFrameResponse(error));
+      throw error;
     }
     let open: OpenSession | undefined;
     let issued: string | undefined;
@@ -74,6 +82,12 @@ export class McpEndpoint {
       }
       if (!this.#options.acceptsSessions()) {
         return errorReply('lease_lost', 'this server no longer holds the lease of the checkout; attach to the current one');
+      }
+      if (this.#sessions.size >= this.#options.maxSessions) {
+        return {
+          ...errorReply('busy', `${this.#sessions.size} MCP sessions are open, the most this server keeps; retry in ${BUSY_RETRY_AFTER_SECONDS} s or end an idle one`),
+          headers: [['Retry-After', String(BUSY_RETRY_AFTER_SECONDS)]],
+        };
       }
       issued = randomUUID();
       const session = new McpSession(this.#options.backend, peerHint === '' ? {} : { preferredPeerId: peerHint });

@@ -24,6 +24,10 @@ function errorResponses(codes: readonly WireErrorCode[]): Record<string, unknown
 
 const COMMON_ERRORS: readonly WireErrorCode[] = ['forbidden', 'internal', 'busy'];
 
+/** The bearer token of the checkout's lease (SPEC §7). */
+const BEARER = 'leaseToken';
+const NEEDS_TOKEN = { security: [{ [BEARER]: [] }] };
+
 /** Query parameters from the top-level properties of an object input schema. */
 function queryParameters(schema: JsonSchema): unknown[] {
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
@@ -41,7 +45,8 @@ function operation(entry: CapabilityEntry): Record<string, unknown> {
   const method = entry.exposure.http?.method;
   const namespace = entry.id.split('.')[0] ?? entry.id;
   const refusals: WireErrorCode[] = ['invalid_input', 'not_found', 'refused'];
-  if (method === 'POST') refusals.push('invalid_json', 'too_large');
+  if (method === 'POST') refusals.push('invalid_json', 'too_large', 'unsupported_media_type');
+  if (entry.access === 'token') refusals.push('unauthorized');
   const op: Record<string, unknown> = {
     operationId: entry.id,
     summary: entry.title,
@@ -49,6 +54,7 @@ function operation(entry: CapabilityEntry): Record<string, unknown> {
     tags: [namespace],
     'x-capability-kind': entry.kind,
     'x-stability': entry.stability,
+    ...(entry.access === 'token' ? NEEDS_TOKEN : {}),
   };
   if (method === 'GET') {
     op.parameters = queryParameters(entry.input_schema);
@@ -131,22 +137,24 @@ function fixedPaths(): Record<string, unknown> {
         description:
           'One JSON-RPC message per request (JSON responses, never SSE). `initialize` issues the Mcp-Session-Id header; every other request must carry it.',
         tags: ['mcp'],
+        ...NEEDS_TOKEN,
         parameters: [{ name: 'Mcp-Session-Id', in: 'header', required: false, schema: { type: 'string' } }],
         requestBody: { required: true, content: { 'application/json': { schema: JSON_OBJECT } } },
         responses: {
           '200': { description: 'The JSON-RPC response', content: { 'application/json': { schema: JSON_OBJECT } } },
           '202': { description: 'Accepted: the message was a notification' },
-          ...errorResponses(['invalid_json', 'session_required', 'session_not_found', 'lease_lost', 'too_large', ...COMMON_ERRORS]),
+          ...errorResponses(['invalid_json', 'session_required', 'unauthorized', 'session_not_found', 'lease_lost', 'too_large', 'unsupported_media_type', ...COMMON_ERRORS]),
         },
       },
       delete: {
         operationId: 'mcp.delete',
         summary: 'End an MCP session',
         tags: ['mcp'],
+        ...NEEDS_TOKEN,
         parameters: [{ name: 'Mcp-Session-Id', in: 'header', required: true, schema: { type: 'string' } }],
         responses: {
           '204': { description: 'The session ended' },
-          ...errorResponses(['session_required', 'session_not_found', ...COMMON_ERRORS]),
+          ...errorResponses(['session_required', 'unauthorized', 'session_not_found', ...COMMON_ERRORS]),
         },
       },
     },
@@ -176,6 +184,14 @@ export function openApiDocument(catalog: CapabilityCatalog, version: string): Re
     },
     paths: sortedPaths,
     components: {
+      securitySchemes: {
+        [BEARER]: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            "The `token` of the checkout's lease (`.ai/local/state/mcp/server.json`, readable by its owner only). Needed by /mcp, by every command and by every capability that reads peers or acts on the machine; on a non-loopback bind, by everything.",
+        },
+      },
       schemas: {
         Error: {
           type: 'object',

@@ -22,7 +22,9 @@ function coerce(value: string, types: readonly string[]): unknown {
 export function inputFromQuery(query: string, schema: JsonSchema): Record<string, unknown> {
   const params = new URLSearchParams(query);
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  const input: Record<string, unknown> = {};
+  // No prototype: a key such as `__proto__` is an own (unknown) key the schema refuses, never the
+  // object's prototype.
+  const input = Object.create(null) as Record<string, unknown>;
   for (const key of new Set(params.keys())) {
     const values = params.getAll(key);
     const property = properties[key];

@@ -3,9 +3,10 @@
  * Capability routes come from the catalog; nothing here names a particular capability.
  */
 import { CapabilityError, errorMessage } from '../errors.js';
+import { decodeUtf8, JsonInputError, parseJsonInput } from '../json-input.js';
 import type { CapabilityCatalog, CapabilityEntry } from '../registry/catalog.js';
-import type { CallOutcome } from '../../workers/types.js';
-import type { HostGuard } from './guard.js';
+import type { CallOutcome } from '../threads/types.js';
+import { bearerMatches, type HostGuard } from './guard.js';
 import type { McpEndpoint } from './mcp-endpoint.js';
 import { inputFromQuery } from './query.js';
 import { errorReply, jsonReply, type HttpReply } from './reply.js';
@@ -20,6 +21,10 @@ export interface HttpRequest {
   query: string;
   host: string;
   origin: string;
+  /** The `Authorization` header (`Bearer <token>`), or ''. */
+  authorization: string;
+  /** The `Content-Type` header, or ''. */
+  contentType: string;
   sessionId: string;
   /** `Mcp-Peer-Id` on initialize: the peer id this client had before a takeover. */
   peerHint: string;
@@ -30,6 +35,8 @@ export interface RouterServices {
   catalog: CapabilityCatalog;
   version: string;
   repositoryId: string;
+  /** The lease's token: protected requests carry it as `Authorization: Bearer <token>`. */
+  token: string;
   guard: HostGuard;
   mcp: McpEndpoint;
   openapi: string;
@@ -47,13 +54,23 @@ function outcomeReply(outcome: CallOutcome): HttpReply {
   return outcome.ok ? { status: 200, contentType: 'application/json', body: outcome.json } : errorReply(outcome.code, outcome.message);
 }
 
-function parseJsonObject(body: Uint8Array): Record<string, unknown> {
-  if (body.byteLength === 0) return {};
+/** `application/json`, with or without parameters (`; charset=utf-8`). */
+export function isJsonMediaType(contentType: string): boolean {
+  return /^application\/json\s*(;|$)/i.test(contentType.trim());
+}
+
+/** A body that must be a JSON object: UTF-8, `application/json`, bounded nesting; empty = `{}`. */
+function parseJsonObject(request: HttpRequest): Record<string, unknown> {
+  if (request.body.byteLength === 0) return {};
+  if (!isJsonMediaType(request.contentType)) {
+    throw new CapabilityError('unsupported_media_type', `send the body as application/json, not ${JSON.stringify(request.contentType || 'no Content-Type')}`);
+  }
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.from(body).toString('utf8'));
+    value = parseJsonInput(decodeUtf8(request.body));
   } catch (error) {
-    throw new CapabilityError('invalid_json', `the body is not JSON: ${errorMessage(error)}`);
+    if (error instanceof JsonInputError) throw new CapabilityError('invalid_json', `the body is not usable JSON: ${error.message}`);
+    throw error;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new CapabilityError('invalid_json', 'the body must be a JSON object');
@@ -78,7 +95,7 @@ export function createRouter(services: RouterServices): Router {
       if (peer === undefined) return errorReply('session_not_found', `no session ${request.sessionId}: it ended or expired`);
       caller = peer;
     }
-    const input = entry.exposure.http?.method === 'GET' ? inputFromQuery(request.query, entry.input_schema) : parseJsonObject(request.body);
+    const input = entry.exposure.http?.method === 'GET' ? inputFromQuery(request.query, entry.input_schema) : parseJsonObject(request);
     return outcomeReply(await services.invoke(entry.id, input, caller));
   }
 
@@ -95,11 +112,21 @@ export function createRouter(services: RouterServices): Router {
     });
   }
 
-  function allowOnly(methods: readonly string[], method: string): HttpReply | null {
-    return methods.includes(method)
-      ? null
-      : errorReply('method_not_allowed', `${method} is not allowed here; use ${methods.join(' or ')}`);
+  /** 405 naming (and, in `Allow`, listing) the methods the route takes; HEAD goes with GET. */
+  function allowOnly(methods: readonly string[], method: string, hint = ''): HttpReply | null {
+    if (methods.includes(method)) return null;
+    const allowed = methods.includes('GET') ? [...methods, 'HEAD'] : [...methods];
+    const reply = errorReply('method_not_allowed', `${method} is not allowed here; use ${methods.join(' or ')}${hint}`);
+    return { ...reply, headers: [['Allow', allowed.join(', ')]] };
   }
+
+  const unauthorized = (): HttpReply => ({
+    ...errorReply('unauthorized', 'send Authorization: Bearer <token>, the token of the checkout\'s lease (.ai/local/state/mcp/server.json by default, readable by its owner only)'),
+    headers: [['WWW-Authenticate', 'Bearer realm="majordomus"']],
+  });
+  const authorized = (request: HttpRequest): boolean => bearerMatches(request.authorization, services.token);
+  /** On a loopback bind the layer's read-only surface stays open; elsewhere everything needs the token. */
+  const openWithoutToken = (): boolean => services.guard.loopbackOnly;
 
   async function route(request: HttpRequest): Promise<HttpReply> {
     const refusal = services.guard.refusal(request.host, request.origin);
@@ -107,16 +134,23 @@ export function createRouter(services: RouterServices): Router {
     const { path, method } = request;
 
     if (path === '/mcp') {
-      if (method === 'POST') return services.mcp.post(request.body, request.sessionId, request.peerHint);
+      const wrongMethod = allowOnly(['POST', 'DELETE'], method, ': this server sends no stream; POST JSON-RPC, DELETE to end');
+      if (wrongMethod) return wrongMethod;
+      if (!authorized(request)) return unauthorized();
       if (method === 'DELETE') return services.mcp.delete(request.sessionId);
-      return errorReply('method_not_allowed', `${method} /mcp is not served: this server sends no stream; POST JSON-RPC, DELETE to end`);
+      if (!isJsonMediaType(request.contentType)) {
+        return errorReply('unsupported_media_type', `POST /mcp takes application/json, not ${JSON.stringify(request.contentType || 'no Content-Type')}`);
+      }
+      return services.mcp.post(request.body, request.sessionId, request.peerHint);
     }
     const methods = routes.get(path);
     if (methods) {
       const entry = methods.get(method);
       if (!entry) return allowOnly([...methods.keys()], method) as HttpReply;
+      if (!(entry.access === 'open' && openWithoutToken()) && !authorized(request)) return unauthorized();
       return capability(request, entry);
     }
+    if (!openWithoutToken() && !authorized(request)) return unauthorized();
     if (path === '/') return allowOnly(['GET'], method) ?? root();
     if (path === '/openapi.json') {
       return allowOnly(['GET'], method) ?? { status: 200, contentType: 'application/json', body: services.openapi };

@@ -1,23 +1,96 @@
 /**
  * MCP over stdio: newline-delimited JSON-RPC on stdin/stdout. stdout carries protocol frames and
- * nothing else. Frames are answered in order. EOF or a broken stdout pipe ends the session.
+ * nothing else. Frames are answered in order. A frame longer than `MAX_FRAME_BYTES` is answered
+ * with an error and skipped without being held in memory. EOF or a broken stdout pipe ends the
+ * session; answers still being computed then get a short grace, never an unbounded wait.
  */
-import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { log } from '../log.js';
+import { errorFrameFor, errorResponse, RPC, type JsonRpcId } from './jsonrpc.js';
+
+/** The largest frame accepted: the same bound as an HTTP body (1 MiB). */
+export const MAX_FRAME_BYTES = 1024 * 1024;
+/** After EOF, answers in progress may take this long before the session ends anyway. */
+export const EOF_GRACE_MS = 5_000;
 
 /** Answers one frame's text with the frame to write back, if any. */
 export interface FrameHandler {
   handleLine(line: string): Promise<string | undefined>;
 }
 
-/** The id of a request line; undefined for a notification or text that is not JSON. */
-function requestId(line: string): string | number | undefined {
+/**
+ * The id of an oversized frame, read from what is kept of it: serializers write `id` right after
+ * `jsonrpc` (most) or last (the MCP SDK). Unknown → null, as JSON-RPC answers an unreadable frame.
+ */
+function oversizedFrameId(head: string, tail: string): JsonRpcId | null {
+  const match = /^\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})\s*,/.exec(head) ?? /,\s*"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})\s*\}\s*$/.exec(tail);
+  if (!match) return null;
   try {
-    const { id, method } = JSON.parse(line) as { id?: unknown; method?: unknown };
-    return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? id : undefined;
+    return JSON.parse(match[1] as string) as JsonRpcId;
   } catch {
-    return undefined;
+    return null;
+  }
+}
+
+/** Splits a byte stream into lines, dropping (and reporting) lines over the limit. */
+class LineReader {
+  #parts: Buffer[] = [];
+  #size = 0;
+  #oversized = false;
+  #head = '';
+  #tail = '';
+
+  constructor(
+    readonly onLine: (line: string) => void,
+    readonly onOversized: (id: JsonRpcId | null, bytes: number) => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    for (;;) {
+      const newline = chunk.indexOf(0x0a, start);
+      const piece = chunk.subarray(start, newline === -1 ? chunk.length : newline);
+      this.#append(piece);
+      if (newline === -1) return;
+      this.#endLine();
+      start = newline + 1;
+    }
+  }
+
+  /** The input ended: a last line without a newline still counts. */
+  end(): void {
+    if (this.#size > 0 || this.#oversized) this.#endLine();
+  }
+
+  #append(piece: Buffer): void {
+    if (piece.length === 0) return;
+    this.#size += piece.length;
+    if (this.#oversized) {
+      this.#tail = (this.#tail + piece.subarray(Math.max(0, piece.length - 4096)).toString('utf8')).slice(-4096);
+      return;
+    }
+    this.#parts.push(piece);
+    if (this.#size > MAX_FRAME_BYTES) {
+      const kept = Buffer.concat(this.#parts);
+      this.#head = kept.subarray(0, 4096).toString('utf8');
+      this.#tail = kept.subarray(kept.length - 4096).toString('utf8');
+      this.#parts = [];
+      this.#oversized = true;
+    }
+  }
+
+  #endLine(): void {
+    if (this.#oversized) {
+      this.onOversized(oversizedFrameId(this.#head, this.#tail), this.#size);
+    } else {
+      const line = Buffer.concat(this.#parts).toString('utf8').replace(/\r$/, '');
+      if (line.trim().length > 0) this.onLine(line);
+    }
+    this.#parts = [];
+    this.#size = 0;
+    this.#oversized = false;
+    this.#head = '';
+    this.#tail = '';
   }
 }
 
@@ -25,36 +98,55 @@ function requestId(line: string): string | number | undefined {
 export function serveStdio(handler: FrameHandler, input: Readable, output: Writable): Promise<void> {
   return new Promise((resolve) => {
     let ended = false;
-    const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
     let queue = Promise.resolve();
+    const write = (frame: string): void => {
+      if (!output.destroyed) output.write(`${frame}\n`);
+    };
     const finish = (): void => {
       if (ended) return;
       ended = true;
-      lines.close();
-      void queue.then(() => resolve());
+      input.off('data', onData);
+      const grace = setTimeout(resolve, EOF_GRACE_MS);
+      grace.unref();
+      void queue.then(() => {
+        clearTimeout(grace);
+        resolve();
+      });
     };
+    const reader = new LineReader(
+      (line) => {
+        queue = queue
+          .then(async () => {
+            if (ended && output.destroyed) return;
+            const frame = await handler.handleLine(line);
+            if (frame !== undefined) write(frame);
+          })
+          // A handler that throws is answered -32603 (never silence), and the lines after it go on.
+          .catch((error: unknown) => {
+            const why = error instanceof Error ? error.message : String(error);
+            log.error(`a stdio frame failed: ${why}`);
+            const frame = errorFrameFor(line, RPC.internalError, `Internal error: ${why}`);
+            if (frame !== undefined) write(frame);
+          });
+      },
+      (id, bytes) => {
+        log.warn(`refused a ${bytes}-byte stdio frame (the limit is ${MAX_FRAME_BYTES})`);
+        queue = queue.then(() =>
+          write(JSON.stringify(errorResponse(id, RPC.invalidRequest, `Invalid Request: the message is ${bytes} bytes, over the ${MAX_FRAME_BYTES}-byte limit`))),
+        );
+      },
+    );
+    const onData = (chunk: Buffer | string): void => reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
     output.on('error', (error: NodeJS.ErrnoException) => {
       log.debug(`stdout closed (${error.code ?? error.message}); ending the session`);
       finish();
     });
-    lines.on('line', (line) => {
-      if (line.trim().length === 0) return;
-      queue = queue
-        .then(async () => {
-          if (ended && output.destroyed) return;
-          const frame = await handler.handleLine(line);
-          if (frame !== undefined && !output.destroyed) output.write(`${frame}\n`);
-        })
-        // A handler that throws is answered -32603 (never silence), and the lines after it go on.
-        .catch((error: unknown) => {
-          const why = error instanceof Error ? error.message : String(error);
-          log.error(`a stdio frame failed: ${why}`);
-          const id = requestId(line);
-          if (id !== undefined && !output.destroyed) {
-            output.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: `Internal error: ${why}` } })}\n`);
-          }
-        });
+    input.on('data', onData);
+    input.on('end', () => {
+      reader.end();
+      finish();
     });
-    lines.on('close', finish);
+    input.on('error', finish);
+    input.on('close', finish);
   });
 }

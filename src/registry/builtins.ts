@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { CapabilityError } from '../errors.js';
 import { OBJECT_KINDS } from '../layer/types.js';
+import { LIMITS, OverlapSchema, PeerSchema } from '../peers/schema.js';
 import { VERSION } from '../version.js';
 import { CAPABILITY_KINDS, defineCapability, type CapabilityDescriptor } from './descriptor.js';
 
@@ -62,18 +63,12 @@ const capabilityEntry = z.object({
     destructiveHint: z.boolean(),
     openWorldHint: z.boolean(),
   }),
+  access: z.enum(['open', 'token']),
+  guidance: z.string().optional(),
   input_schema: jsonSchema,
   output_schema: jsonSchema,
 });
 
-const peer = z.object({
-  id: z.string(),
-  client: z.object({ name: z.string(), version: z.string() }),
-  transport: z.enum(['stdio', 'http']),
-  connected_at: z.string(),
-  last_seen_seconds_ago: z.number().int(),
-  announcement: z.object({ intent: z.string(), paths: z.array(z.string()), at: z.string() }).optional(),
-});
 
 const noInput = z.object({}).strict();
 const blank = (value: string): boolean => value.trim().length === 0;
@@ -97,6 +92,7 @@ export const repositoryInfo = defineCapability({
   exposure: { mcp: { tool: 'majordomus_info' }, http: { method: 'GET', path: '/api/v1/repository' } },
   stability: 'stable',
   reads: 'layer',
+  guidance: 'See what is served, and every diagnostic, with {tool}.',
   handler: (_input, { layer }) => ({
     name: 'majordomus' as const,
     version: VERSION,
@@ -114,11 +110,12 @@ export const objectsList = defineCapability({
   kind: 'query',
   title: 'List objects',
   description: 'Every object of the layer, optionally of one kind or carrying one tag, without content.',
-  input: z.object({ kind: objectKind.optional(), tag: z.string().min(1).optional() }).strict(),
+  input: z.object({ kind: objectKind.optional(), tag: z.string().min(1).max(200).optional() }).strict(),
   output: z.object({ objects: z.array(objectSummary) }),
   exposure: { mcp: { tool: 'majordomus_list' }, http: { method: 'GET', path: '/api/v1/objects' } },
   stability: 'stable',
   reads: 'layer',
+  guidance: 'List the rules, skills, prompts, ADRs and documents with {tool} (by kind or tag).',
   handler: (input, { layer }) => ({
     objects: layer.list(input).map((o) => ({
       uri: o.uri,
@@ -138,11 +135,12 @@ export const objectsGet = defineCapability({
   kind: 'query',
   title: 'Get an object',
   description: 'One object of the layer by its URI (majordomus://<kind>/<identity>), with its content.',
-  input: z.object({ uri: z.string().regex(/^majordomus:\/\//, 'must start with majordomus://') }).strict(),
+  input: z.object({ uri: z.string().max(2048).regex(/^majordomus:\/\//, 'must start with majordomus://') }).strict(),
   output: layerObject,
   exposure: { mcp: { tool: 'majordomus_get' }, http: { method: 'GET', path: '/api/v1/object' } },
   stability: 'stable',
   reads: 'layer',
+  guidance: 'Read one object with {tool} {uri}.',
   handler: ({ uri }, { layer }) => {
     const found = layer.get(uri);
     if (!found) throw new CapabilityError('not_found', `no object ${uri}`);
@@ -157,7 +155,7 @@ export const objectsSearch = defineCapability({
   description: 'Objects whose title, identity, tags, description or content match every term, best first.',
   input: z
     .object({
-      query: z.string().refine((q) => !blank(q), 'a blank query is refused'),
+      query: z.string().max(1000).refine((q) => !blank(q), 'a blank query is refused'),
       kind: objectKind.optional(),
       limit: z.number().int().min(1).max(200).default(20),
     })
@@ -177,6 +175,7 @@ export const objectsSearch = defineCapability({
   exposure: { mcp: { tool: 'majordomus_search' }, http: { method: 'GET', path: '/api/v1/search' } },
   stability: 'stable',
   reads: 'layer',
+  guidance: 'Search the layer with {tool} {query}.',
   handler: ({ query, kind, limit }, { layer }) => ({ hits: layer.search(query, { kind, limit }) }),
 });
 
@@ -210,7 +209,7 @@ export const capabilitiesDescribe = defineCapability({
   kind: 'query',
   title: 'Describe a capability',
   description: 'One capability with its annotations and its input and output JSON Schemas.',
-  input: z.object({ id: z.string().min(1) }).strict(),
+  input: z.object({ id: z.string().min(1).max(200) }).strict(),
   output: capabilityEntry,
   exposure: {
     mcp: { tool: 'majordomus_capability' },
@@ -232,10 +231,11 @@ export const peersList = defineCapability({
   title: 'List peers',
   description: 'Every MCP session attached to this checkout\'s server, what client it is and what it announced.',
   input: noInput,
-  output: z.object({ you: z.string().nullable(), peers: z.array(peer) }),
+  output: z.object({ you: z.string().nullable(), peers: z.array(PeerSchema) }),
   exposure: { mcp: { tool: 'majordomus_peers' }, http: { method: 'GET', path: '/api/v1/peers' } },
   stability: 'stable',
   reads: 'peers',
+  guidance: 'See every agent attached to this checkout, and what each announced, with {tool}.',
   handler: (_input, { peers, caller }) => ({ you: caller, peers: peers.list() }),
 });
 
@@ -247,17 +247,15 @@ export const peersAnnounce = defineCapability({
     'Tell the other peers what you are about to do and which paths you will touch; answers with the peers whose announced paths overlap yours.',
   input: z
     .object({
-      intent: z.string().max(1000).refine((i) => !blank(i), 'a blank intent is refused'),
-      paths: z.array(z.string().min(1).max(1000)).max(200).default([]),
+      intent: z.string().max(LIMITS.intent).refine((i) => !blank(i), 'a blank intent is refused'),
+      paths: z.array(z.string().min(1).max(LIMITS.path)).max(LIMITS.paths).default([]),
     })
     .strict(),
-  output: z.object({
-    peer,
-    overlaps: z.array(z.object({ peer: z.string(), path: z.string(), their_path: z.string() })),
-  }),
+  output: z.object({ peer: PeerSchema, overlaps: z.array(OverlapSchema) }),
   exposure: { mcp: { tool: 'majordomus_announce' }, http: { method: 'POST', path: '/api/v1/peers/announce' } },
   stability: 'stable',
   reads: 'peers',
+  guidance: 'Before you change files, announce your intent and the paths you will touch with {tool} {intent, paths}; it answers with the peers whose paths overlap.',
   handler: ({ intent, paths }, { peers, caller }) => {
     if (caller === null) {
       throw new CapabilityError('refused', 'announcing needs an MCP session: only a peer can announce');

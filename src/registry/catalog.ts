@@ -4,7 +4,7 @@
  * and the generated docs are written from. JSON Schemas come from the zod schemas, never by hand.
  */
 import { z } from 'zod';
-import { annotationsFor, type CapabilityDescriptor, type ToolAnnotations } from './descriptor.js';
+import { accessFor, annotationsFor, type Access, type CapabilityDescriptor, type ToolAnnotations } from './descriptor.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -17,6 +17,10 @@ export interface CapabilityEntry {
   reads: CapabilityDescriptor['reads'];
   exposure: CapabilityDescriptor['exposure'];
   annotations: ToolAnnotations;
+  /** Over HTTP: open on loopback, or only with the lease's bearer token. */
+  access: Access;
+  /** The capability's line of the `initialize` instructions (`{tool}`: its tool name). */
+  guidance?: string;
   input_schema: JsonSchema;
   output_schema: JsonSchema;
 }
@@ -42,6 +46,8 @@ export function catalogEntry(d: CapabilityDescriptor): CapabilityEntry {
     reads: d.reads,
     exposure: d.exposure,
     annotations: annotationsFor(d.kind),
+    access: accessFor(d.kind, d.reads),
+    ...(d.guidance === undefined ? {} : { guidance: d.guidance }),
     input_schema: jsonSchemaOf(d.input, 'input'),
     output_schema: jsonSchemaOf(d.output, 'output'),
   };

@@ -2,7 +2,36 @@
  * The rules a registry must satisfy before anything is projected from it. Every violation is
  * collected (never just the first) and names every party involved.
  */
+import { jsonSchemaOf, type JsonSchema } from './catalog.js';
 import { methodFor, type CapabilityDescriptor } from './descriptor.js';
+
+function types(node: JsonSchema): string[] {
+  return typeof node.type === 'string' ? [node.type] : Array.isArray(node.type) ? (node.type as string[]) : [];
+}
+
+/**
+ * Where an input schema accepts unbounded data: a string without `maxLength`, an array without
+ * `maxItems` (enums and constants are bounded by their values). Every client-supplied value has a
+ * bound, so no input can make a handler scan megabytes.
+ */
+export function unboundedInputs(node: JsonSchema, at = '(input)'): string[] {
+  const found: string[] = [];
+  if (node.enum === undefined && node.const === undefined) {
+    if (types(node).includes('string') && typeof node.maxLength !== 'number') found.push(`${at} is a string without a maximum length`);
+    if (types(node).includes('array') && typeof node.maxItems !== 'number') found.push(`${at} is an array without a maximum size`);
+  }
+  for (const [name, child] of Object.entries((node.properties ?? {}) as Record<string, JsonSchema>)) {
+    found.push(...unboundedInputs(child, at === '(input)' ? name : `${at}.${name}`));
+  }
+  if (typeof node.items === 'object' && node.items !== null) found.push(...unboundedInputs(node.items as JsonSchema, `${at}[]`));
+  if (typeof node.additionalProperties === 'object' && node.additionalProperties !== null) {
+    found.push(...unboundedInputs(node.additionalProperties as JsonSchema, `${at}.*`));
+  }
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+    for (const variant of (node[key] ?? []) as JsonSchema[]) found.push(...unboundedInputs(variant, at));
+  }
+  return found;
+}
 
 const ID = /^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/;
 const TOOL_NAME = /^[a-z0-9_]+$/;
@@ -27,6 +56,11 @@ export function registryViolations(descriptors: readonly CapabilityDescriptor[])
   for (const d of descriptors) {
     claim('id', d.id, d.id);
     if (!ID.test(d.id)) violations.push(`${d.id}: id must be namespace.local in [a-z0-9_]`);
+
+    for (const problem of unboundedInputs(jsonSchemaOf(d.input, 'input'))) violations.push(`${d.id}: ${problem}`);
+    if (d.guidance !== undefined && d.exposure.mcp?.tool === undefined) {
+      violations.push(`${d.id}: guidance is for the instructions, which name tools, but it has no MCP tool`);
+    }
 
     const executable = d.kind === 'query' || d.kind === 'command';
     if (executable && !d.handler) violations.push(`${d.id}: a ${d.kind} needs a handler`);

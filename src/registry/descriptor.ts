@@ -55,6 +55,11 @@ export interface CapabilityDescriptor<
   exposure: Exposure;
   stability: Stability;
   reads: R;
+  /**
+   * One sentence for the `initialize` instructions, telling an agent when to use this capability;
+   * `{tool}` stands for its MCP tool name. The instructions never name a tool any other way.
+   */
+  guidance?: string;
   handler?: (input: z.output<I>, context: ContextByReads[R]) => z.input<O> | Promise<z.input<O>>;
 }
 
@@ -76,6 +81,18 @@ export interface ToolAnnotations {
 export function annotationsFor(kind: CapabilityKind): ToolAnnotations {
   const readOnly = kind !== 'command';
   return { readOnlyHint: readOnly, idempotentHint: readOnly, destructiveHint: false, openWorldHint: false };
+}
+
+/**
+ * Who may call a capability over HTTP. `open`: anyone who can reach a loopback server (the
+ * layer's and the registry's read-only queries). `token`: only a caller with the lease's bearer
+ * token — every command, and everything that reads peers (their words reach other agents) or acts
+ * on the machine. Derived, never declared (SPEC §7).
+ */
+export type Access = 'open' | 'token';
+
+export function accessFor(kind: CapabilityKind, reads: CapabilityReads): Access {
+  return kind === 'query' && (reads === 'registry' || reads === 'layer') ? 'open' : 'token';
 }
 
 /** The HTTP method the kind demands. */

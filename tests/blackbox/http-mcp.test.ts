@@ -46,8 +46,8 @@ function expectRefusal(res: RawResponse, status: number, code: string): void {
   expectFramed(res);
 }
 
-/** Raw `/mcp` against one server. */
-function mcpClient(port: () => number) {
+/** Raw `/mcp` against one server, carrying its lease's bearer token. */
+function mcpClient(port: () => number, token: () => string) {
   let nextId = 1;
   const post = (body: unknown, sessionId?: string, headers: Record<string, string> = {}): Promise<RawResponse> =>
     rawRequest({
@@ -55,7 +55,13 @@ function mcpClient(port: () => number) {
       method: 'POST',
       path: '/mcp',
       body: typeof body === 'string' ? body : JSON.stringify(body),
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...(sessionId ? { 'Mcp-Session-Id': sessionId } : {}), ...headers },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${token()}`,
+        ...(sessionId ? { 'Mcp-Session-Id': sessionId } : {}),
+        ...headers,
+      },
     });
   const rpc = (method: string, params: Record<string, unknown> = {}, sessionId?: string): Promise<RawResponse> =>
     post({ jsonrpc: '2.0', id: nextId++, method, params }, sessionId);
@@ -69,14 +75,19 @@ function mcpClient(port: () => number) {
     return { sessionId: sessionId as string, res };
   };
   const del = (sessionId?: string): Promise<RawResponse> =>
-    rawRequest({ port: port(), method: 'DELETE', path: '/mcp', ...(sessionId ? { headers: { 'Mcp-Session-Id': sessionId } } : {}) });
+    rawRequest({
+      port: port(),
+      method: 'DELETE',
+      path: '/mcp',
+      headers: { Authorization: `Bearer ${token()}`, ...(sessionId ? { 'Mcp-Session-Id': sessionId } : {}) },
+    });
   return { post, rpc, initialize, del };
 }
 
 describe('/mcp over raw HTTP', () => {
   let served: Served;
   const port = (): number => served.server.port;
-  const mcp = mcpClient(port);
+  const mcp = mcpClient(port, () => served.server.token);
   const opened: string[] = [];
   const open = async (name?: string, version?: string): Promise<{ sessionId: string; res: RawResponse }> => {
     const session = await mcp.initialize(name, version);
@@ -84,7 +95,7 @@ describe('/mcp over raw HTTP', () => {
     return session;
   };
   const getJson = async (path: string, headers?: Record<string, string>): Promise<any> => {
-    const res = await rawRequest({ port: port(), path, ...(headers ? { headers } : {}) });
+    const res = await rawRequest({ port: port(), path, headers: { ...served.server.auth, ...(headers ?? {}) } });
     expect({ path, status: res.status, body: res.status === 200 ? '' : res.text }).toEqual({ path, status: 200, body: '' });
     return res.json();
   };
@@ -207,7 +218,7 @@ describe('/mcp over raw HTTP', () => {
       method: 'POST',
       path: '/api/v1/peers/announce',
       body: JSON.stringify({ intent: 'refactor the router', paths: ['src/http'] }),
-      headers: { 'Content-Type': 'application/json', 'Mcp-Session-Id': sessionId },
+      headers: { 'Content-Type': 'application/json', 'Mcp-Session-Id': sessionId, ...served.server.auth },
     });
     expect({ status: res.status, body: res.status === 200 ? '' : res.text }).toEqual({ status: 200, body: '' });
     expectFramed(res);
@@ -231,7 +242,7 @@ describe('/mcp over raw HTTP', () => {
       method: 'POST',
       path: '/api/v1/peers/announce',
       body: JSON.stringify({ intent: 'x' }),
-      headers: { 'Content-Type': 'application/json', 'Mcp-Session-Id': 'no-such-session' },
+      headers: { 'Content-Type': 'application/json', 'Mcp-Session-Id': 'no-such-session', ...served.server.auth },
     });
     expectRefusal(res, 404, 'session_not_found');
   });
@@ -243,7 +254,7 @@ describe('/mcp over raw HTTP', () => {
       method: 'POST',
       path: '/api/v1/peers/announce',
       body: JSON.stringify({ intent: '   ', paths: ['src'] }),
-      headers: { 'Content-Type': 'application/json', 'Mcp-Session-Id': sessionId },
+      headers: { 'Content-Type': 'application/json', 'Mcp-Session-Id': sessionId, ...served.server.auth },
     });
     expectRefusal(res, 400, 'invalid_input');
   });
@@ -260,9 +271,10 @@ describe('idle /mcp sessions', () => {
   it('expire after MAJORDOMUS_IDLE_SESSION_MS: the peer leaves the board and the id answers 404 session_not_found', async () => {
     served = await serveFixture({ env: { MAJORDOMUS_IDLE_SESSION_MS: '1500' } });
     const server = served.server;
-    const mcp = mcpClient(() => server.port);
+    const mcp = mcpClient(() => server.port, () => server.token);
     const { sessionId } = await mcp.initialize('dozing');
-    const peers = async (): Promise<Array<{ id: string }>> => (await rawRequest({ port: server.port, path: '/api/v1/peers' })).json().peers;
+    const peers = async (): Promise<Array<{ id: string }>> =>
+      (await rawRequest({ port: server.port, path: '/api/v1/peers', headers: server.auth })).json().peers;
     expect(await peers()).toHaveLength(1);
     // Poll without the session id: a request carrying it would keep the session alive.
     await waitFor(async () => (await peers()).length === 0, { timeoutMs: 30_000, intervalMs: 200, what: 'the idle session to expire' });
@@ -277,9 +289,9 @@ interface SdkConnection {
   transport: StreamableHTTPClientTransport;
 }
 
-async function connectSdk(url: string, name: string): Promise<SdkConnection> {
+async function connectSdk(url: string, name: string, token: string): Promise<SdkConnection> {
   const client = new Client({ name, version: '1.2.3' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`));
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
   await client.connect(transport);
   return { client, transport };
 }
@@ -298,7 +310,7 @@ describe('the SDK client over Streamable HTTP', () => {
   let served: Served | undefined;
   const connections: SdkConnection[] = [];
   const connect = async (name: string): Promise<SdkConnection> => {
-    const connection = await connectSdk((served as Served).server.url, name);
+    const connection = await connectSdk((served as Served).server.url, name, (served as Served).server.token);
     connections.push(connection);
     return connection;
   };
@@ -358,7 +370,7 @@ describe('the SDK client over Streamable HTTP', () => {
       method: 'POST',
       path: '/mcp',
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-      headers: { 'Content-Type': 'application/json', 'Mcp-Session-Id': sessionId },
+      headers: { 'Content-Type': 'application/json', 'Mcp-Session-Id': sessionId, ...(served as Served).server.auth },
     });
     expect(after.status).toBe(404);
     await client.close();
@@ -368,7 +380,7 @@ describe('the SDK client over Streamable HTTP', () => {
     const first = await connect('claude-code');
     const second = await connect('codex');
     expect(second.client.getInstructions()).toContain('You are peer p2.');
-    expect(second.client.getInstructions()).toContain('p1 (claude-code 1.2.3, http)');
+    expect(second.client.getInstructions()).toContain('- p1 (client "claude-code" "1.2.3", http) has announced nothing');
 
     const seenByFirst = structured(await first.client.callTool({ name: 'majordomus_peers', arguments: {} }));
     expect(seenByFirst.you).toBe('p1');

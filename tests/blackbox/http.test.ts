@@ -56,8 +56,11 @@ describe('serve over HTTP', () => {
 
   const request = async (options: Omit<RawRequestOptions, 'port'>): Promise<RawResponse> => rawRequest({ ...options, port });
   const get = (path: string, headers?: Record<string, string>): Promise<RawResponse> => request({ path, ...(headers ? { headers } : {}) });
-  const getJson = async <T = any>(path: string): Promise<T> => {
-    const res = await get(path);
+  /** The lease's bearer token, which commands and peer reads need. */
+  const auth = (headers: Record<string, string> = {}): Record<string, string> => ({ ...served.server.auth, ...headers });
+  const jsonType = { 'Content-Type': 'application/json' };
+  const getJson = async <T = any>(path: string, headers?: Record<string, string>): Promise<T> => {
+    const res = await get(path, headers);
     expect({ path, status: res.status, body: res.status === 200 ? '' : res.text }).toEqual({ path, status: 200, body: '' });
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expectFramed(res);
@@ -188,7 +191,7 @@ describe('serve over HTTP', () => {
     });
 
     it('GET /api/v1/peers answers no caller and no peer when no session is open', async () => {
-      expect(await getJson('/api/v1/peers')).toEqual({ you: null, peers: [] });
+      expect(await getJson('/api/v1/peers', auth())).toEqual({ you: null, peers: [] });
     });
 
     it('GET /api/v1/health/live and /health/ready answer while the server serves', async () => {
@@ -229,7 +232,7 @@ describe('serve over HTTP', () => {
       ['a JSON null body', 'null'],
     ];
     it.each(invalidJson)('refuses %s on a POST route with 400 invalid_json and serves on', async (_what, body) => {
-      const res = await request({ method: 'POST', path: '/api/v1/peers/announce', body, headers: { 'Content-Type': 'application/json' } });
+      const res = await request({ method: 'POST', path: '/api/v1/peers/announce', body, headers: auth(jsonType) });
       expectRefusal(res, 400, 'invalid_json');
       await expectStillServes();
     });
@@ -323,7 +326,7 @@ describe('serve over HTTP', () => {
       const json = '{"intent":"fill"}';
       const body = Buffer.concat([Buffer.from(json), Buffer.alloc(MIB - json.length, 0x20)]);
       expect(body.length).toBe(MIB);
-      expectRefusal(await request({ method: 'POST', path: '/api/v1/peers/announce', body }), 422, 'refused');
+      expectRefusal(await request({ method: 'POST', path: '/api/v1/peers/announce', body, headers: auth(jsonType) }), 422, 'refused');
     });
 
     it('refuses an announcement over plain REST with no session with 422 refused and serves on', async () => {
@@ -331,13 +334,13 @@ describe('serve over HTTP', () => {
         method: 'POST',
         path: '/api/v1/peers/announce',
         body: JSON.stringify({ intent: 'refactor the router', paths: ['src/http'] }),
-        headers: { 'Content-Type': 'application/json' },
+        headers: auth(jsonType),
       });
       expectRefusal(res, 422, 'refused');
       // An empty body is {} and reaches the capability too.
-      expectRefusal(await request({ method: 'POST', path: '/api/v1/peers/announce' }), 400, 'invalid_input');
+      expectRefusal(await request({ method: 'POST', path: '/api/v1/peers/announce', headers: auth() }), 400, 'invalid_input');
       await expectStillServes();
-      expect(await getJson('/api/v1/peers')).toEqual({ you: null, peers: [] });
+      expect(await getJson('/api/v1/peers', auth())).toEqual({ you: null, peers: [] });
     });
   });
 

@@ -5,7 +5,9 @@
  * header, an oversize or chunked body, HEAD with the framing visible, a kept-alive socket).
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { join } from 'node:path';
 import { spawnCli, type CliProcess } from './cli.js';
 import { withTimeout } from './wait.js';
 
@@ -34,6 +36,10 @@ export interface ServeProcess {
   /** `http://127.0.0.1:PORT`: where a test reaches it whatever host it bound. */
   readonly loopbackUrl: string;
   readonly port: number;
+  /** The lease's bearer token (read from `<cwd>/.ai/local/state/mcp/server.json`), or '' without one. */
+  readonly token: string;
+  /** `{Authorization: 'Bearer <token>'}`, for requests that need the token. */
+  readonly auth: Record<string, string>;
   readonly child: ChildProcessWithoutNullStreams;
   readonly cli: CliProcess;
   stderr(): string;
@@ -85,16 +91,28 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
     throw new Error(`${(error as Error).message}\nstderr:\n${cli.stderr()}`);
   }
   const port = Number(found[3]);
+  const token = leaseToken(options.cwd);
   return {
     url: found[1] as string,
     loopbackUrl: `http://127.0.0.1:${port}`,
     port,
+    token,
+    auth: { Authorization: `Bearer ${token}` },
     child: cli.child,
     cli,
     stderr: () => cli.stderr(),
     exited: cli.exited,
     stop,
   };
+}
+
+/** The token of the lease of the checkout at `root` (default local path), or '' when there is none. */
+export function leaseToken(root: string): string {
+  try {
+    return (JSON.parse(readFileSync(join(root, '.ai/local/state/mcp/server.json'), 'utf8')) as { token?: string }).token ?? '';
+  } catch {
+    return '';
+  }
 }
 
 export interface RawResponse {

@@ -150,7 +150,8 @@ describe('serveStdio', () => {
     input.end();
     await withTimeout(served, 2_000, 'the session to end');
     expect(seen).toEqual(['one', 'boom', 'two']);
-    expect(written()).toBe('answer:one\nanswer:two\n');
+    // A line that is not JSON has no id to answer; JSON-RPC answers such a frame with id null.
+    expect(written()).toBe(`answer:one\n${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal error: handler failed' } })}\nanswer:two\n`);
     expect(stderr.mock.calls.map((call) => String(call[0])).join('')).toContain('handler failed');
   });
 
