@@ -1,38 +1,29 @@
 /**
  * The peer board: every MCP session attached to this server, named from its `initialize`, with
- * what it announced. Held in the memory of the process that owns the stdio session; gone with it.
+ * what it announced. Held in the memory of the process that owns the stdio session; an owner
+ * saves the announcements beside its lease so a successor can give them back to the peers that
+ * re-attach after a takeover.
  */
+import type { Announcement, Overlap, Peer, PeerClient } from './schema.js';
 
-export interface PeerClient {
-  name: string;
-  version: string;
-}
-
-export interface Announcement {
-  intent: string;
-  paths: string[];
-  at: string;
-}
-
-export interface Peer {
-  id: string;
-  client: PeerClient;
-  transport: 'stdio' | 'http';
-  connected_at: string;
-  last_seen_seconds_ago: number;
-  announcement?: Announcement;
-}
-
-export interface Overlap {
-  peer: string;
-  path: string;
-  their_path: string;
-}
+export type { Announcement, Overlap, Peer, PeerClient } from './schema.js';
 
 /** What capability handlers may do with the board. */
 export interface PeerAccess {
   list(): Peer[];
   announce(peerId: string, intent: string, paths: string[]): { peer: Peer; overlaps: Overlap[] };
+}
+
+/** What changed on the board. */
+export type BoardChange = 'join' | 'leave' | 'announce';
+
+export interface PeerBoardOptions {
+  now?: () => number;
+  /** Peer numbers a previous server of this checkout already gave out. */
+  issuedBefore?: number;
+  /** Announcements of the previous server's peers, given back when the same id re-attaches. */
+  restorable?: ReadonlyMap<string, Announcement>;
+  onChange?: (change: BoardChange) => void;
 }
 
 interface PeerRecord {
@@ -62,11 +53,14 @@ export class PeerBoard implements PeerAccess {
   #peers = new Map<string, PeerRecord>();
   #next = 1;
   readonly #now: () => number;
+  readonly #restorable: Map<string, Announcement>;
+  readonly #onChange: (change: BoardChange) => void;
 
-  /** `issuedBefore`: peer numbers a previous server of this checkout already gave out. */
-  constructor(options: { now?: () => number; issuedBefore?: number } = {}) {
+  constructor(options: PeerBoardOptions = {}) {
     this.#now = options.now ?? Date.now;
     this.#next = (options.issuedBefore ?? 0) + 1;
+    this.#restorable = new Map(options.restorable ?? []);
+    this.#onChange = options.onChange ?? (() => {});
   }
 
   /** The highest peer number issued so far. */
@@ -76,19 +70,33 @@ export class PeerBoard implements PeerAccess {
 
   /**
    * Adds a peer. A `preferred` id (a client that survived a takeover keeps its identity) is
-   * granted when it is well-formed and free; otherwise the next fresh id is issued.
+   * granted when it is well-formed and free; otherwise the next fresh id is issued. Only a holder
+   * of the lease's token can ask for one (every `/mcp` request needs it). A reclaimed id gets back
+   * the announcement its peer made on the previous server.
    */
   join(client: PeerClient, transport: Peer['transport'], preferred?: string): string {
     const wanted = preferred !== undefined && /^p[1-9]\d{0,8}$/.test(preferred) && !this.#peers.has(preferred) ? preferred : null;
     const id = wanted ?? `p${this.#next}`;
     this.#next = Math.max(this.#next, Number(id.slice(1)) + 1);
     const at = this.#now();
-    this.#peers.set(id, { id, client, transport, connectedAt: at, lastSeen: at });
+    const record: PeerRecord = { id, client, transport, connectedAt: at, lastSeen: at };
+    const restored = wanted === null ? undefined : this.#restorable.get(wanted);
+    if (restored) record.announcement = restored;
+    this.#restorable.delete(id);
+    this.#peers.set(id, record);
+    this.#onChange('join');
     return id;
   }
 
   leave(id: string): boolean {
-    return this.#peers.delete(id);
+    if (!this.#peers.delete(id)) return false;
+    this.#onChange('leave');
+    return true;
+  }
+
+  /** The announcements to save for a successor, by peer id. */
+  announcements(): Array<{ id: string; announcement: Announcement }> {
+    return [...this.#peers.values()].flatMap((p) => (p.announcement ? [{ id: p.id, announcement: p.announcement }] : []));
   }
 
   touch(id: string): void {
@@ -114,6 +122,7 @@ export class PeerBoard implements PeerAccess {
     const cleaned = [...new Set(paths.map(normalisePath))].sort();
     record.announcement = { intent: intent.trim(), paths: cleaned, at: new Date(this.#now()).toISOString() };
     record.lastSeen = this.#now();
+    this.#onChange('announce');
     const overlaps: Overlap[] = [];
     for (const other of this.#peers.values()) {
       if (other.id === peerId || !other.announcement) continue;

@@ -1,9 +1,10 @@
 /**
- * The bridge's wire: one loopback HTTP request per stdio message to the shared server's `/mcp`.
- * No SDK and no HTTP library — the server always answers with Content-Length — and no keep-alive,
- * so a refused connection proves that a message never ran.
+ * The bridge's wire: one loopback HTTP request per stdio message to the shared server's `/mcp`,
+ * carrying the lease's bearer token. No SDK and no HTTP library — the server always answers with
+ * Content-Length — and no keep-alive, so a refused connection proves that a message never ran.
  */
 import { Agent, request, type ClientRequest } from 'node:http';
+import { errorResponse, frameHead, RPC } from '../mcp/jsonrpc.js';
 import { getJson, PROBE_TIMEOUT_MS } from './probe.js';
 
 export type Delivery =
@@ -53,21 +54,11 @@ function header(answer: RawAnswer, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function requestId(line: string): string | number | null | undefined {
-  try {
-    const message = JSON.parse(line) as { id?: unknown; method?: unknown };
-    if (typeof message.method !== 'string') return undefined;
-    return typeof message.id === 'string' || typeof message.id === 'number' ? message.id : undefined;
-  } catch {
-    return null;
-  }
-}
-
 /** A refusal that is not already JSON-RPC becomes a JSON-RPC error for the request it answers. */
 function refusalFrame(line: string, answer: RawAnswer): string | undefined {
   if (answer.body.includes('"jsonrpc"')) return answer.body;
-  const id = requestId(line);
-  if (id === undefined) return undefined; // a notification gets no answer
+  const head = frameHead(line);
+  if (head.kind !== 'request') return undefined; // a notification (or junk the server refused) gets no answer
   let detail = `HTTP ${answer.status}`;
   try {
     const { error } = JSON.parse(answer.body) as { error?: { code?: string; message?: string } };
@@ -75,17 +66,20 @@ function refusalFrame(line: string, answer: RawAnswer): string | undefined {
   } catch {
     // keep the status alone
   }
-  const code = answer.status >= 500 ? -32603 : -32600;
-  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message: `the shared server refused the request (${detail})` } });
+  const code = answer.status >= 500 ? RPC.internalError : RPC.invalidRequest;
+  return JSON.stringify(errorResponse(head.id, code, `the shared server refused the request (${detail})`));
 }
 
 export class HttpBridge {
   readonly url: string;
+  readonly #token: string;
   #sessionId: string | null = null;
   #peerId: string | null = null;
+  readonly #inFlight = new Set<ClientRequest>();
 
-  constructor(url: string) {
+  constructor(url: string, token: string) {
     this.url = url;
+    this.#token = token;
   }
 
   get sessionId(): string | null {
@@ -99,16 +93,22 @@ export class HttpBridge {
 
   /** Sends one frame; `peerHint` asks the server to keep an identity on (re-)initialize. */
   async deliver(line: string, peerHint?: string | null): Promise<Delivery> {
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${this.#token}`,
+    };
     if (this.#sessionId !== null) headers['mcp-session-id'] = this.#sessionId;
     if (peerHint) headers['mcp-peer-id'] = peerHint;
     let answer: RawAnswer;
     let watchdog: NodeJS.Timeout | undefined;
     try {
       answer = await post(this.url, 'POST', headers, line, (req) => {
+        this.#inFlight.add(req);
+        req.once('close', () => this.#inFlight.delete(req));
         watchdog = setInterval(() => {
           // Any answer will do: a superseded server still serves the sessions it has.
-          getJson(`${this.url}/`, PROBE_TIMEOUT_MS).catch((error: unknown) => {
+          getJson(`${this.url}/`, PROBE_TIMEOUT_MS, this.#token).catch((error: unknown) => {
             req.destroy(new Error(`${this.url} stopped answering (${error instanceof Error ? error.message : String(error)})`));
           });
         }, WATCHDOG_MS);
@@ -135,10 +135,17 @@ export class HttpBridge {
     return frame === undefined ? { kind: 'accepted' } : { kind: 'answer', text: frame };
   }
 
+  /** Gives up every request in flight: each is answered `lost` with `why`. */
+  abort(why: string): void {
+    for (const req of this.#inFlight) req.destroy(new Error(why));
+    this.#inFlight.clear();
+  }
+
   /** Ends the session (client EOF); errors are irrelevant on the way out. */
   async close(): Promise<void> {
     if (this.#sessionId === null) return;
-    await post(this.url, 'DELETE', { 'mcp-session-id': this.#sessionId }, '').catch(() => undefined);
+    const headers = { 'mcp-session-id': this.#sessionId, authorization: `Bearer ${this.#token}` };
+    await post(this.url, 'DELETE', headers, '').catch(() => undefined);
     this.#sessionId = null;
   }
 }

@@ -18,16 +18,22 @@ export const ELECTION_DEADLINE_MS = 20_000;
 export const BIND_GRACE_MS = 15_000;
 const BINDING_POLL_MS = 100;
 
+/** What an owner inherits from the server whose lease it took over. */
+export interface Predecessor {
+  /** The token of the lease taken over (it names that server's saved board), or null. */
+  token: string | null;
+}
+
 export type ElectionOutcome =
-  /** `peersIssued`: the highest peer number of the servers whose leases were taken over. */
-  | { role: 'owner'; lease: LeaseDocument; peersIssued: number }
-  | { role: 'bridge'; url: string };
+  | { role: 'owner'; lease: LeaseDocument; predecessor: Predecessor }
+  /** `token`: the live server's bearer token, read from its 0600 lease. */
+  | { role: 'bridge'; url: string; token: string };
 
 export type Verdict =
   | { kind: 'absent' }
-  | { kind: 'live'; url: string }
+  | { kind: 'live'; url: string; token: string }
   | { kind: 'binding' }
-  | { kind: 'stale' | 'corrupt' | 'empty' | 'abandoned'; detail: string; raw: string; peersIssued?: number };
+  | { kind: 'stale' | 'corrupt' | 'empty' | 'abandoned'; detail: string; raw: string; previous?: LeaseDocument };
 
 export interface ElectionOptions {
   checkout: Checkout;
@@ -47,11 +53,6 @@ function processIsGone(pid: number): boolean {
   }
 }
 
-function issued(doc: LeaseDocument): { peersIssued?: number } {
-  const n = doc.peers_issued;
-  return typeof n === 'number' && Number.isInteger(n) && n > 0 ? { peersIssued: n } : {};
-}
-
 /** Judges what a lease file holds right now. */
 export async function judgeLease(reading: LeaseReading, checkout: Checkout, bindGraceMs: number, now: number): Promise<Verdict> {
   switch (reading.state) {
@@ -66,15 +67,15 @@ export async function judgeLease(reading: LeaseReading, checkout: Checkout, bind
     case 'document': {
       const { doc, raw } = reading;
       if (doc.url === null) {
-        if (processIsGone(doc.pid)) return { kind: 'stale', detail: `its process ${doc.pid} is gone before binding`, raw, ...issued(doc) };
+        if (processIsGone(doc.pid)) return { kind: 'stale', detail: `its process ${doc.pid} is gone before binding`, raw, previous: doc };
         const started = Date.parse(doc.started_at);
         const age = now - (Number.isFinite(started) ? Math.min(started, reading.modifiedMs) : reading.modifiedMs);
         return age > bindGraceMs
-          ? { kind: 'abandoned', detail: `no URL ${Math.round(age / 1000)} s after it was taken by process ${doc.pid}`, raw, ...issued(doc) }
+          ? { kind: 'abandoned', detail: `no URL ${Math.round(age / 1000)} s after it was taken by process ${doc.pid}`, raw, previous: doc }
           : { kind: 'binding' };
       }
-      const answer = await probe(doc.url, checkout.repositoryId);
-      return answer.live ? { kind: 'live', url: doc.url } : { kind: 'stale', detail: answer.why, raw, ...issued(doc) };
+      const answer = await probe(doc.url, checkout.repositoryId, doc.token);
+      return answer.live ? { kind: 'live', url: doc.url, token: doc.token } : { kind: 'stale', detail: answer.why, raw, previous: doc };
     }
   }
 }
@@ -85,23 +86,22 @@ export async function elect(options: ElectionOptions): Promise<ElectionOutcome> 
   const deadline = now() + (options.deadlineMs ?? ELECTION_DEADLINE_MS);
   const grace = options.bindGraceMs ?? BIND_GRACE_MS;
   const path = options.checkout.leasePath;
-  let peersIssued = 0;
+  const predecessor: Predecessor = { token: null };
   while (now() < deadline) {
     const doc = newLeaseDocument(options.checkout.root, options.version);
-    if (peersIssued > 0) doc.peers_issued = peersIssued;
-    if (await createLease(path, doc)) return { role: 'owner', lease: doc, peersIssued };
+    if (await createLease(path, doc)) return { role: 'owner', lease: doc, predecessor };
     const verdict = await judgeLease(await readLease(path), options.checkout, grace, now());
     switch (verdict.kind) {
       case 'absent':
         continue;
       case 'live':
-        return { role: 'bridge', url: verdict.url };
+        return { role: 'bridge', url: verdict.url, token: verdict.token };
       case 'binding':
         await new Promise((resolve) => setTimeout(resolve, BINDING_POLL_MS));
         continue;
       default:
         log.info(`found a ${verdict.kind} lease at ${path} (${verdict.detail}); taking it over`);
-        if (await removeLeaseIfUnchanged(path, verdict.raw)) peersIssued = Math.max(peersIssued, verdict.peersIssued ?? 0);
+        if ((await removeLeaseIfUnchanged(path, verdict.raw)) && verdict.previous) predecessor.token = verdict.previous.token;
     }
   }
   throw new LeaseUnavailable(`no server could be elected within ${Math.round((options.deadlineMs ?? ELECTION_DEADLINE_MS) / 1000)} s (lease ${path})`);

@@ -1,12 +1,17 @@
 /**
  * The lease: one file through which every process of a checkout finds its shared server.
- * `<root>/<local>/state/mcp/server.json`, mode 0600. Created with an exclusive create (one
- * winner), its URL published by write-temp + rename once bound, and removed only by the process
+ * `<root>/<local>/state/mcp/server.json`, mode 0600. It only ever appears whole: a complete
+ * temporary file is hard-linked into place, which fails when a lease is already there (one
+ * winner, no reader ever sees a half-written lease). The holder rewrites it (its URL once bound,
+ * the peers it issued) by compare-and-swap — move the file aside, check it is still its own,
+ * link the new one in — so a lease another process took over is never overwritten. A lease is
+ * written twice in its life (taken, then its URL once bound); what changes while a server lives
+ * is kept beside it, in the owner's own file (`board.json`). It is removed only by the process
  * whose token it still carries.
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, unlinkSync } from 'node:fs';
-import { lstat, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 export const LEASE_SCHEMA = 'majordomus-mcp-lease/v1';
@@ -19,11 +24,6 @@ export interface LeaseDocument {
   url: string | null;
   started_at: string;
   version: string;
-  /**
-   * The highest peer number this server has issued. A process taking the lease over continues
-   * after it, so a bridge that re-attaches finds its old peer id still free.
-   */
-  peers_issued?: number;
 }
 
 /** The lease cannot be created or replaced at all (unwritable directory, read-only file system…). */
@@ -52,26 +52,29 @@ function unavailable(path: string, error: unknown): LeaseUnavailable {
   return new LeaseUnavailable(`cannot write the lease ${path} (${code || String(error)})`);
 }
 
-/** Creates the lease exclusively; false when one already exists. */
+/** Puts `doc` at `path` whole, unless a file is already there (then false). */
+async function linkInPlace(path: string, doc: LeaseDocument): Promise<boolean> {
+  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writeFile(temp, serialise(doc), { mode: 0o600, flag: 'wx' });
+    await link(temp, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw unavailable(path, error);
+  } finally {
+    await unlink(temp).catch(() => undefined);
+  }
+}
+
+/** Creates the lease exclusively (making its directory); false when one already exists. */
 export async function createLease(path: string, doc: LeaseDocument): Promise<boolean> {
   try {
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   } catch (error) {
     throw unavailable(dirname(path), error);
   }
-  let handle;
-  try {
-    handle = await open(path, 'wx', 0o600);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw unavailable(path, error);
-  }
-  try {
-    await handle.writeFile(serialise(doc));
-  } finally {
-    await handle.close();
-  }
-  return true;
+  return linkInPlace(path, doc);
 }
 
 /** What a lease file holds right now; `raw` is compared before anything replaces it. */
@@ -141,14 +144,46 @@ export async function removeLeaseIfUnchanged(path: string, raw: string): Promise
   return false;
 }
 
-/** Publishes the bound URL by write-temp + rename, only while the lease is still ours. */
+/**
+ * Rewrites our lease with `doc` (same token), only while the file still carries that token:
+ * compare-and-swap by moving the file aside, checking it, then linking the new one in. A lease
+ * another process put there meanwhile is put back untouched and the answer is false.
+ */
 export async function publishLease(path: string, doc: LeaseDocument): Promise<boolean> {
-  const current = await readLease(path);
-  if (current.state !== 'document' || current.doc.token !== doc.token) return false;
-  const temp = `${path}.${doc.token}.tmp`;
-  await writeFile(temp, serialise(doc), { mode: 0o600 });
-  await rename(temp, path);
-  return true;
+  const aside = `${path}.${randomBytes(6).toString('hex')}.publishing`;
+  try {
+    await rename(path, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw unavailable(path, error);
+  }
+  let ours = false;
+  try {
+    const moved = JSON.parse(await readFile(aside, 'utf8')) as Partial<LeaseDocument>;
+    ours = moved.token === doc.token;
+  } catch {
+    ours = false;
+  }
+  if (!ours) {
+    // Not ours: put it back unless a newer lease has taken its place meanwhile.
+    await link(aside, path).catch(() => undefined);
+    await rm(aside, { force: true }).catch(() => undefined);
+    return false;
+  }
+  await rm(aside, { force: true }).catch(() => undefined);
+  // Absent for an instant: a process electing right now may create its own lease first, which
+  // then wins (we lose the lease rather than overwrite theirs).
+  return linkInPlace(path, doc);
+}
+
+/**
+ * Puts our lease back where it is gone or unreadable (deleted by `git clean -xfd`, overwritten
+ * with junk): the corrupt file judged as `raw` is moved away first; a lease that another process
+ * created meanwhile wins. Answers whether ours is in place now.
+ */
+export async function republishLease(path: string, doc: LeaseDocument, corruptRaw?: string): Promise<boolean> {
+  if (corruptRaw !== undefined && !(await removeLeaseIfUnchanged(path, corruptRaw))) return false;
+  return createLease(path, doc);
 }
 
 /**

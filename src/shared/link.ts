@@ -12,15 +12,16 @@
 import { MajordomusError, errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import type { GlobalOptions } from '../cli/args.js';
+import { errorFrameFor, RPC } from '../mcp/jsonrpc.js';
 import type { McpSession } from '../mcp/session.js';
 import type { Loaded } from '../runtime/load.js';
+import { settings } from '../settings.js';
 import { HttpBridge } from './bridge.js';
-import { elect } from './election.js';
+import { elect, type Predecessor } from './election.js';
 import { LeaseUnavailable, releaseLeaseSync, type LeaseDocument } from './lease.js';
 import type { Checkout } from './locate.js';
 import type { Owner } from './owner.js';
 
-export const PING_MS = 20_000;
 const MAX_REJOINS = 3;
 
 export interface LinkOptions {
@@ -38,12 +39,11 @@ type Mode =
   | { kind: 'alone'; session: McpSession }
   | { kind: 'failed'; why: string };
 
-function messageOf(line: string): { id?: unknown; method?: unknown } | null {
+function methodOf(line: string): unknown {
   try {
-    const value = JSON.parse(line) as unknown;
-    return typeof value === 'object' && value !== null ? (value as { id?: unknown; method?: unknown }) : null;
+    return (JSON.parse(line) as { method?: unknown } | null)?.method;
   } catch {
-    return null;
+    return undefined;
   }
 }
 
@@ -55,16 +55,8 @@ function messageOf(line: string): { id?: unknown; method?: unknown } | null {
 const SAFE_TO_RESEND = new Set(['initialize', 'ping', 'tools/list', 'resources/list', 'resources/templates/list', 'resources/read']);
 
 function safeToResend(line: string): boolean {
-  const method = messageOf(line)?.method;
+  const method = methodOf(line);
   return typeof method === 'string' && (SAFE_TO_RESEND.has(method) || method.startsWith('notifications/'));
-}
-
-/** A JSON-RPC error for `line`, or nothing when it is a notification. */
-function errorFrame(line: string, code: number, message: string): string | undefined {
-  const parsed = messageOf(line);
-  const id = parsed && (typeof parsed.id === 'string' || typeof parsed.id === 'number') ? parsed.id : parsed ? undefined : null;
-  if (id === undefined) return undefined;
-  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
 }
 
 export class ClientLink {
@@ -76,6 +68,8 @@ export class ClientLink {
   #ping: NodeJS.Timeout | null = null;
   #pings = 0;
   #closed: Promise<void> | null = null;
+  /** Set at once when the client has gone (before `#closed` runs its turn). */
+  #closing = false;
   /** The lease this process won and has not yet handed to an owner (or released). */
   #electedLease: LeaseDocument | null = null;
 
@@ -99,15 +93,19 @@ export class ClientLink {
       } catch (error) {
         // Never silence (invariant 2): whatever failed, the client hears why.
         log.error(`cannot serve a message: ${errorMessage(error)}`);
-        return errorFrame(line, -32603, `majordomus could not serve this message: ${errorMessage(error)}`);
+        return errorFrameFor(line, RPC.internalError, `majordomus could not serve this message: ${errorMessage(error)}`);
       }
     });
   }
 
   /** The client is gone: end our session, and as owner serve until the last peer leaves. */
   close(): Promise<void> {
+    this.#closing = true;
+    this.#stopPing();
+    // A bridge does not wait on what is in flight: its client is gone, nobody reads those answers,
+    // and a server that never answers must not keep this process.
+    if (this.#mode.kind === 'bridge') this.#mode.bridge.abort('the client has gone');
     this.#closed ??= this.#serial(async () => {
-      this.#stopPing();
       // The mode stays: a signal while we wait for the last peer must still close the server.
       const mode = this.#mode;
       if (mode.kind === 'bridge') await mode.bridge.close();
@@ -145,7 +143,7 @@ export class ClientLink {
   #remember(line: string): void {
     // Most lines are neither; skip the second parse for them (the hot stdio path).
     if (!line.includes('initialize')) return;
-    const method = messageOf(line)?.method;
+    const method = methodOf(line);
     if (method === 'initialize') this.#initializeLine = line;
     if (method === 'notifications/initialized') this.#initializedLine = line;
   }
@@ -158,25 +156,26 @@ export class ClientLink {
       case 'alone':
         return mode.session.handleLine(line);
       case 'failed':
-        if (attempt === 0 && this.#closed === null) {
+        if (attempt === 0 && !this.#closing) {
           await this.#join(line, false);
           if (this.#mode.kind !== 'failed') return this.#handle(line, attempt + 1);
         }
-        return errorFrame(line, -32603, `no majordomus server can serve this client: ${(this.#mode as { why: string }).why}`);
+        return errorFrameFor(line, RPC.internalError, `no majordomus server can serve this client: ${(this.#mode as { why: string }).why}`);
       case 'bridge': {
         const delivery = await mode.bridge.deliver(line);
         if (delivery.kind === 'answer') return delivery.text;
         if (delivery.kind === 'accepted') return undefined;
+        if (this.#closing) return errorFrameFor(line, RPC.internalError, `not answered: ${delivery.why}`);
         log.warn(`lost the shared server: ${delivery.why}; electing again`);
         await this.#join(line, false, mode.bridge.peerId);
         if (delivery.mayHaveRun && !safeToResend(line)) {
-          return errorFrame(
+          return errorFrameFor(
             line,
-            -32603,
+            RPC.internalError,
             `the shared server went away while handling this request (${delivery.why}); it was not re-sent because it may have run`,
           );
         }
-        if (attempt >= MAX_REJOINS) return errorFrame(line, -32603, `no majordomus server stayed reachable: ${delivery.why}`);
+        if (attempt >= MAX_REJOINS) return errorFrameFor(line, RPC.internalError, `no majordomus server stayed reachable: ${delivery.why}`);
         return this.#handle(line, attempt + 1);
       }
     }
@@ -201,17 +200,17 @@ export class ClientLink {
         return;
       }
       if (outcome.role === 'bridge') {
-        if (await this.#attach(outcome.url, pending, hint)) return;
+        if (await this.#attach(outcome.url, outcome.token, pending, hint)) return;
         continue;
       }
-      await this.#own(outcome.lease, outcome.peersIssued, pending, initial, hint);
+      await this.#own(outcome.lease, outcome.predecessor, pending, initial, hint);
       return;
     }
     this.#mode = { kind: 'failed', why: 'the shared server kept disappearing during the election' };
   }
 
-  async #attach(url: string, pending: string | null, hint: string | null): Promise<boolean> {
-    const bridge = new HttpBridge(url);
+  async #attach(url: string, token: string, pending: string | null, hint: string | null): Promise<boolean> {
+    const bridge = new HttpBridge(url, token);
     for (const line of this.#replayable(pending)) {
       const delivery = await bridge.deliver(line, line === this.#initializeLine ? hint : null);
       if (delivery.kind === 'lost') return false;
@@ -222,62 +221,43 @@ export class ClientLink {
     return true;
   }
 
-  async #own(lease: LeaseDocument, peersIssued: number, pending: string | null, initial: boolean, hint: string | null): Promise<void> {
+  async #own(lease: LeaseDocument, predecessor: Predecessor, pending: string | null, initial: boolean, hint: string | null): Promise<void> {
     this.#electedLease = lease;
+    const { serveOnLease, CannotShare } = await import('./owner.js');
+    let owner: Owner;
     try {
-      await this.#ownWith(lease, peersIssued, pending, initial, hint);
-    } finally {
-      this.#electedLease = null;
-    }
-  }
-
-  async #ownWith(lease: LeaseDocument, peersIssued: number, pending: string | null, initial: boolean, hint: string | null): Promise<void> {
-    const { checkout } = this.#options;
-    let loaded: Loaded;
-    try {
-      loaded = await this.#load();
+      owner = await serveOnLease({
+        checkout: this.#options.checkout,
+        lease,
+        predecessor,
+        host: this.#options.host,
+        port: this.#options.port,
+        load: () => this.#load(),
+      });
     } catch (error) {
-      releaseLeaseSync(checkout.leasePath, lease.token);
+      if (error instanceof CannotShare) {
+        log.warn(`cannot use the shared server: ${error.message}; serving this client alone`);
+        await this.#serveAlone(pending, initial, hint, error.loaded);
+        return;
+      }
       if (initial || !(error instanceof MajordomusError)) throw error;
       this.#mode = { kind: 'failed', why: `this process cannot serve the layer (${error.code}: ${error.message})` };
       log.error(this.#mode.why);
       return;
+    } finally {
+      this.#electedLease = null;
     }
-    const { Owner, CannotShare } = await import('./owner.js');
-    let owner: Owner;
-    try {
-      owner = await Owner.start({
-        loaded,
-        lease,
-        leasePath: checkout.leasePath,
-        host: this.#options.host,
-        port: this.#options.port,
-        peersIssued,
-      });
-    } catch (error) {
-      releaseLeaseSync(checkout.leasePath, lease.token);
-      if (!(error instanceof CannotShare)) throw error;
-      log.warn(`cannot use the shared server: ${error.message}; serving this client alone`);
-      await this.#serveAlone(pending, initial, hint, loaded);
-      return;
-    }
-    const session = owner.session(hint ?? undefined);
+    const session = owner.session(hint);
     for (const line of this.#replayable(pending)) await session.handleText(line);
     this.#mode = { kind: 'owner', owner, session };
-    if (!initial) log.info(`took over as the shared server of ${checkout.root}`);
+    if (!initial) log.info(`took over as the shared server of ${this.#options.checkout.root}`);
   }
 
   async #serveAlone(pending: string | null, initial: boolean, hint: string | null, loaded: Loaded | null): Promise<void> {
     try {
       const layer = loaded ?? (await this.#load());
-      const [{ Runtime }, { PeerBoard }, { McpSession }, { localBackend }] = await Promise.all([
-        import('../runtime/runtime.js'),
-        import('../peers/board.js'),
-        import('../mcp/session.js'),
-        import('../mcp/local-backend.js'),
-      ]);
-      const runtime = new Runtime({ ...layer, board: new PeerBoard(), url: () => null });
-      const session = new McpSession(localBackend(runtime, 'stdio'), hint ? { preferredPeerId: hint } : {});
+      const { aloneSession } = await import('../runtime/alone.js');
+      const session = aloneSession(layer, hint);
       for (const line of this.#replayable(pending)) await session.handleText(line);
       this.#mode = { kind: 'alone', session };
     } catch (error) {
@@ -298,7 +278,7 @@ export class ClientLink {
   }
 
   #startPing(): void {
-    const every = Number(process.env.MAJORDOMUS_PING_MS) || PING_MS;
+    const every = settings().pingMs;
     this.#ping = setInterval(() => {
       const mode = this.#mode;
       if (mode.kind !== 'bridge' || mode.bridge.sessionId === null) return;

@@ -1,61 +1,108 @@
 /**
  * The shared server of a checkout, owned by the process that won the election: the layer and
  * registry in this (main) thread, the HTTP projection in its own thread, the lease published once
- * bound and watched while serving. A server whose lease was taken over is superseded: it answers
- * `leaseholder: false`, takes no new sessions and keeps the ones it has.
+ * bound and watched while serving.
+ *
+ * What changes while it serves (the peer numbers issued, the announcements) is saved in
+ * `board.json` beside the lease, for a successor after a crash.
+ *
+ * The lease is the only way other processes find this server, so a live owner keeps it in place:
+ * a lease that was deleted (`git clean -xfd`) or overwritten with junk is published again, and a
+ * foreign lease whose server is dead is replaced. Only a valid lease naming another live server
+ * supersedes this one: it then answers `leaseholder: false`, takes no new sessions and keeps the
+ * ones it has.
  */
 import { log } from '../log.js';
-import { localBackend } from '../mcp/local-backend.js';
-import { McpSession } from '../mcp/session.js';
+import { localSession } from '../mcp/local-backend.js';
+import type { McpSession } from '../mcp/session.js';
+import { BoardFile, boardPathFor, loadSavedBoard } from '../peers/board-file.js';
 import { PeerBoard } from '../peers/board.js';
 import type { Loaded } from '../runtime/load.js';
 import { Runtime } from '../runtime/runtime.js';
+import { settings } from '../settings.js';
 import { startHttpThread, type HttpThread } from '../http/thread.js';
 import { isLoopbackHost } from '../http/guard.js';
-import { publishLease, readLease, releaseLeaseSync, type LeaseDocument } from './lease.js';
+import { BIND_GRACE_MS, judgeLease, type Predecessor } from './election.js';
+import { publishLease, readLease, releaseLeaseSync, republishLease, type LeaseDocument } from './lease.js';
+import type { Checkout } from './locate.js';
 
-const LEASE_WATCH_MS = 2_000;
+const LEASE_WATCH_MS = 1_000;
 
 export interface OwnerOptions {
   loaded: Loaded;
+  checkout: Checkout;
   lease: LeaseDocument;
-  leasePath: string;
   host: string;
   port: number;
-  /** Peer numbers already given out by the servers this one took over from. */
-  peersIssued?: number;
+  /** What the servers this one took over from left behind. */
+  predecessor: Predecessor;
 }
 
+/** The server cannot start (no port); `loaded` lets the caller serve its client alone. */
 export class CannotShare extends Error {
   override name = 'CannotShare';
+  constructor(
+    message: string,
+    readonly loaded: Loaded,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Having won the election: load the layer, then start the server on the lease. Whatever fails,
+ * the lease is released before the error reaches the caller (a layer error as it is, a server
+ * that cannot start as `CannotShare`).
+ */
+export async function serveOnLease(options: Omit<OwnerOptions, 'loaded'> & { load: () => Promise<Loaded> }): Promise<Owner> {
+  const release = (): void => void releaseLeaseSync(options.checkout.leasePath, options.lease.token);
+  let loaded: Loaded;
+  try {
+    loaded = await options.load();
+  } catch (error) {
+    release();
+    throw error;
+  }
+  try {
+    return await Owner.start({ ...options, loaded });
+  } catch (error) {
+    release();
+    throw error;
+  }
 }
 
 export class Owner {
   readonly runtime: Runtime;
   readonly #http: HttpThread;
   readonly #lease: LeaseDocument;
-  readonly #leasePath: string;
+  readonly #checkout: Checkout;
+  readonly #boardFile: BoardFile;
   #watch: NodeJS.Timeout | null = null;
   #idleWaiters: Array<() => void> = [];
   #closing: Promise<void> | null = null;
-  #publishing: Promise<unknown> = Promise.resolve();
-  #missedChecks = 0;
+  /** Lease writes, one at a time. */
+  #leaseWrites: Promise<unknown> = Promise.resolve();
+  #checking = false;
 
-  private constructor(runtime: Runtime, http: HttpThread, lease: LeaseDocument, leasePath: string) {
+  private constructor(runtime: Runtime, http: HttpThread, options: OwnerOptions, boardFile: BoardFile) {
     this.runtime = runtime;
     this.#http = http;
-    this.#lease = lease;
-    this.#leasePath = leasePath;
+    this.#lease = options.lease;
+    this.#checkout = options.checkout;
+    this.#boardFile = boardFile;
   }
 
   /** Binds the HTTP projection and publishes the lease; CannotShare when the server cannot start. */
   static async start(options: OwnerOptions): Promise<Owner> {
+    const { checkout, lease } = options;
     let url: string | null = null;
-    const board = new PeerBoard({ issuedBefore: options.peersIssued ?? 0 });
-    const runtime = new Runtime({ ...options.loaded, board, url: () => url, onPeersChanged: () => owner?.peersChanged() });
     let owner: Owner | null = null;
+    const boardPath = boardPathFor(checkout.leasePath);
+    const saved = await loadSavedBoard(boardPath, options.predecessor.token);
+    const board = new PeerBoard({ issuedBefore: saved.issued, restorable: saved.announcements, onChange: () => owner?.boardChanged() });
+    const runtime = new Runtime({ ...options.loaded, board, url: () => url, faultCapability: settings().faultCapability });
     if (!isLoopbackHost(options.host)) {
-      log.warn(`${options.host} is not a loopback address: other machines can reach this server (Host and Origin must still name it by IP)`);
+      log.warn(`${options.host} is not a loopback address: other machines can reach this server (Host and Origin must still name it by IP; every request needs the token)`);
     }
     let http: HttpThread;
     try {
@@ -64,16 +111,18 @@ export class Owner {
         port: options.port,
         fallbackToFreePort: true,
         leaseholder: true,
+        token: lease.token,
         onUnexpectedExit: (why) => owner?.threadDied(why),
       });
     } catch (error) {
-      throw new CannotShare(error instanceof Error ? error.message : String(error));
+      throw new CannotShare(error instanceof Error ? error.message : String(error), options.loaded);
     }
     url = http.url;
-    owner = new Owner(runtime, http, options.lease, options.leasePath);
+    owner = new Owner(runtime, http, options, new BoardFile(boardPath, lease.token));
+    owner.boardChanged(); // the numbering taken over is carried on at once
     if (http.fellBackFrom !== null) log.info(`port ${http.fellBackFrom} is taken; bound ${http.port} instead`);
-    options.lease.url = http.url;
-    if (!(await publishLease(options.leasePath, options.lease))) {
+    lease.url = http.url;
+    if (!(await publishLease(checkout.leasePath, lease))) {
       await owner.#superseded('the lease was taken over while this server was binding');
     } else {
       const watched = owner;
@@ -89,8 +138,8 @@ export class Owner {
   }
 
   /** The owner's own stdio session. */
-  session(preferredPeerId?: string): McpSession {
-    return new McpSession(localBackend(this.runtime, 'stdio'), preferredPeerId ? { preferredPeerId } : {});
+  session(preferredPeerId: string | null): McpSession {
+    return localSession(this.runtime, preferredPeerId);
   }
 
   /** Resolves once no peer is attached. */
@@ -101,19 +150,20 @@ export class Owner {
 
   /** Removes the lease if it is still ours; synchronous for the signal path. */
   releaseLease(): void {
-    releaseLeaseSync(this.#leasePath, this.#lease.token);
+    releaseLeaseSync(this.#checkout.leasePath, this.#lease.token);
   }
 
   /** Closes the port, the sessions and the pool, then removes the lease. Safe to call twice. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      if (this.#watch) clearInterval(this.#watch);
+      this.#stopWatching();
       // The lease goes first, from this thread: stopping the HTTP thread can take a while on a
       // busy machine (it runs at a lower priority), and a client that kills us meanwhile must not
       // leave a lease behind. Then new sessions are refused (409 lease_lost: a client arriving
       // now elects again and is served elsewhere) instead of being cut off by the closing socket.
-      await this.#publishing;
+      await this.#leaseWrites;
       this.releaseLease();
+      await this.#boardFile.remove();
       await this.#http.setLeaseholder(false);
       await this.#http.stop();
       log.info(`closed ${this.#http.url} and removed the lease`);
@@ -125,48 +175,65 @@ export class Owner {
   threadDied(why: string): void {
     if (this.#closing) return;
     log.error(`the HTTP thread ended unexpectedly (${why}); releasing the lease and serving this client alone`);
-    if (this.#watch) clearInterval(this.#watch);
-    this.#watch = null;
+    this.#stopWatching();
     this.releaseLease();
-    this.#closing = Promise.resolve();
-    const board = this.runtime.board;
-    for (const peer of board?.list() ?? []) if (peer.transport === 'http') this.runtime.leave(peer.id);
+    this.#closing = this.#boardFile.remove();
+    for (const peer of this.runtime.board?.list() ?? []) if (peer.transport === 'http') this.runtime.leave(peer.id);
   }
 
-  /** Called by the HTTP thread's host control when a peer joined or left. */
-  peersChanged(): void {
-    this.#recordIssuedPeers();
-    if (!this.#closing) void this.#http.setPeerCount(this.runtime.board?.size ?? 0).catch(() => undefined);
-    if ((this.runtime.board?.size ?? 0) > 0) return;
+  /** The board changed (a peer joined, left or announced): the thread's count, the saved board. */
+  boardChanged(): void {
+    const board = this.runtime.board;
+    if (!board) return;
+    if (!this.#closing) {
+      void this.#http.setPeerCount(board.size).catch(() => undefined);
+      this.#boardFile.save(() => ({ issued: board.issued, announcements: board.announcements() }));
+    }
+    if (board.size > 0) return;
     for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
 
-  /** Keeps `peers_issued` in the lease current, so a successor never reissues a live id. */
-  #recordIssuedPeers(): void {
-    const issued = this.runtime.board?.issued ?? 0;
-    if (issued <= (this.#lease.peers_issued ?? 0) || this.#closing || this.#watch === null) return;
-    this.#lease.peers_issued = issued;
-    this.#publishing = this.#publishing.then(() => publishLease(this.#leasePath, this.#lease)).catch(() => undefined);
+  #writeLease(write: () => Promise<unknown>): Promise<unknown> {
+    this.#leaseWrites = this.#leaseWrites.then(write).catch((error: unknown) => {
+      log.warn(`cannot write the lease ${this.#checkout.leasePath}: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    return this.#leaseWrites;
   }
 
   async #checkLease(): Promise<void> {
-    if (this.#closing) return;
-    const reading = await readLease(this.#leasePath).catch(() => null);
-    if (reading?.state === 'document' && reading.doc.token === this.#lease.token) {
-      this.#missedChecks = 0;
-      return;
+    if (this.#closing || this.#checking) return;
+    this.#checking = true;
+    try {
+      await this.#leaseWrites;
+      const path = this.#checkout.leasePath;
+      const reading = await readLease(path).catch(() => null);
+      if (reading === null || this.#closing) return; // unreadable right now: look again next time
+      if (reading.state === 'document' && reading.doc.token === this.#lease.token) return;
+      if (reading.state === 'absent' || reading.state === 'empty') {
+        // A lease is only ever linked in whole, so an empty one is not another server binding.
+        log.warn(`the lease ${path} is ${reading.state === 'absent' ? 'gone' : 'empty'}; publishing it again`);
+        await this.#writeLease(() => republishLease(path, this.#lease, reading.state === 'empty' ? '' : undefined));
+        return;
+      }
+      const verdict = await judgeLease(reading, this.#checkout, BIND_GRACE_MS, Date.now());
+      if (verdict.kind === 'live') {
+        await this.#superseded(`the lease ${path} names another live server (${verdict.url})`);
+      } else if (verdict.kind !== 'binding' && verdict.kind !== 'absent') {
+        log.warn(`the lease ${path} is ${verdict.kind} (${verdict.detail}) while this server lives; publishing it again`);
+        await this.#writeLease(() => republishLease(path, this.#lease, verdict.raw));
+      }
+    } finally {
+      this.#checking = false;
     }
-    // An election elsewhere moves a lease aside for an instant while it compares it; only a
-    // foreign lease, or no lease twice in a row, means this server was superseded.
-    const foreign = reading !== null && reading.state !== 'absent';
-    this.#missedChecks += 1;
-    if (!foreign && this.#missedChecks < 2) return;
-    await this.#superseded(`the lease ${this.#leasePath} ${foreign ? 'now names another server' : 'is gone'}`);
+  }
+
+  #stopWatching(): void {
+    if (this.#watch) clearInterval(this.#watch);
+    this.#watch = null;
   }
 
   async #superseded(why: string): Promise<void> {
-    if (this.#watch) clearInterval(this.#watch);
-    this.#watch = null;
+    this.#stopWatching();
     log.warn(`superseded: ${why}; keeping the sessions attached here, taking no new ones`);
     await this.#http.setLeaseholder(false);
   }

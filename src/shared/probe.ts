@@ -14,9 +14,12 @@ interface RootAnswer {
   leaseholder?: unknown;
 }
 
-export function getJson(url: string, timeoutMs: number): Promise<{ status: number; body: unknown }> {
+/** `GET url` answered as JSON; `token` is sent as a bearer token (a non-loopback server wants it). */
+export function getJson(url: string, timeoutMs: number, token?: string): Promise<{ status: number; body: unknown }> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', timeout: timeoutMs, headers: { accept: 'application/json' } }, (res) => {
+    const req = request(url, { method: 'GET', timeout: timeoutMs, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
@@ -34,10 +37,10 @@ export function getJson(url: string, timeoutMs: number): Promise<{ status: numbe
   });
 }
 
-export async function probe(url: string, repositoryId: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<ProbeResult> {
+export async function probe(url: string, repositoryId: string, token?: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<ProbeResult> {
   let answer: { status: number; body: unknown };
   try {
-    answer = await getJson(`${url}/`, timeoutMs);
+    answer = await getJson(`${url}/`, timeoutMs, token);
   } catch (error) {
     return { live: false, why: `${url} does not answer (${error instanceof Error ? error.message : String(error)})` };
   }

@@ -29,6 +29,7 @@ import {
   readLeaseDoc,
   rootOf,
   waitForLease,
+  waitForSettledLease,
   waitForLog,
   type SharedClient,
 } from '../helpers/shared.js';
@@ -50,7 +51,7 @@ describe('lease states the election takes over', () => {
 
   /**
    * Asserts that `client` now serves the checkout: it holds a lease with its pid and answers.
-   * Its peer id continues after the ids the taken-over server recorded (`peers_issued`).
+   * Its peer id continues after the ids the taken-over server recorded (its board's `peers_issued`).
    */
   async function expectServes(root: string, client: SharedClient, peerId = 'p1'): Promise<void> {
     await waitForLog(client.stderr, SERVING_HTTP);
@@ -65,8 +66,8 @@ describe('lease states the election takes over', () => {
   it('takes over the lease a killed server left behind, naming it stale and its path', async () => {
     const repo = await scene.repo({ files: SHARED_LAYER });
     const first = await scene.client(repo.root, { name: 'first' });
-    // Settled: the lease records the peer it issued (p1) before the server dies.
-    const old = await waitForLease(repo.root, (doc) => doc.peers_issued === 1);
+    // Settled: the saved board records the peer it issued (p1) before the server dies.
+    const old = await waitForSettledLease(repo.root, (board) => board.peers_issued === 1);
     process.kill(first.pid, 'SIGKILL');
     await waitFor(() => !isAlive(first.pid), { what: 'the killed server to be gone' });
     expect(await readLeaseDoc(repo.root)).toEqual(old);
@@ -92,7 +93,8 @@ describe('lease states the election takes over', () => {
     const found = await waitForLog(client.stderr, /found a (\w+) lease at (\S+) \((.+)\); taking it over/);
     expect(found[1]).toBe('stale');
     expect(found[3]).toContain(`${otherLease.url} serves another checkout`);
-    await expectServes(repo.root, client, `p${Number(otherLease.peers_issued ?? 0) + 1}`);
+    // Another checkout's board is not this one's: numbering starts afresh.
+    await expectServes(repo.root, client, 'p1');
     // The other checkout's server saw no one from here.
     expect((await peersVia(otherOwner.client)).peers.map((p) => p.client.name)).toEqual(['other-checkout']);
   });
@@ -153,10 +155,10 @@ describe('lease states the election takes over', () => {
     expect(Date.now() - started).toBeLessThan(ELECTION_BOUND_MS);
     expect(client.stderr()).toContain(`found a ${kind} lease at ${path} (${detail}); taking it over`);
     await expectServes(repo.root, client);
-    // Nothing but the lease is left in its directory (once the server's own republish of
-    // `peers_issued`, a temp file and a rename, has landed).
-    await waitFor(async () => (await readdir(dirname(path))).every((name) => name === 'server.json'), {
-      what: 'nothing but server.json in the lease directory',
+    // Nothing but the lease and the saved board is left in its directory (once the server's
+    // save of its board, a temp file and a rename, has landed).
+    await waitFor(async () => (await readdir(dirname(path))).every((name) => name === 'server.json' || name === 'board.json'), {
+      what: 'nothing but server.json and board.json in the lease directory',
       timeoutMs: 10_000,
     });
   });

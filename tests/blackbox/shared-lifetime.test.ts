@@ -44,6 +44,7 @@ import {
   refusesConnections,
   rootOf,
   waitForLease,
+  waitForSettledLease,
   waitForLog,
 } from '../helpers/shared.js';
 
@@ -136,7 +137,7 @@ describe('lifetime of the shared server', () => {
     const repo = await scene.repo({ files: SHARED_LAYER });
     const owner = await scene.client(repo.root, { name: 'owner' });
     // Settled: the owner's own peer is recorded, so nothing but `serve` could change it now.
-    const lease = await waitForLease(repo.root, (doc) => doc.peers_issued === 1);
+    const lease = await waitForSettledLease(repo.root, (board) => board.peers_issued === 1);
 
     const served = await runCli(['serve', '--port', '0'], { cwd: repo.root, env: BASE_ENV });
     expect(served.code, served.stderr).toBe(0);
@@ -174,7 +175,7 @@ describe('lifetime of the shared server', () => {
   it('keeps a --standalone client beside a shared server off its board and its lease', async () => {
     const repo = await scene.repo({ files: SHARED_LAYER });
     const owner = await scene.client(repo.root, { name: 'owner' });
-    const lease = await waitForLease(repo.root, (doc) => doc.peers_issued === 1);
+    const lease = await waitForSettledLease(repo.root, (board) => board.peers_issued === 1);
     const alone = await scene.client(repo.root, { standalone: true, name: 'standalone' });
     expect(idsOf(await peersVia(alone.client))).toEqual(['p1']);
     expect(idsOf(await peersVia(owner.client))).toEqual(['p1']);

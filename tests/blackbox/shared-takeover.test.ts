@@ -12,12 +12,13 @@
  *   answers its client's next call with JSON-RPC -32603 naming why — never silence (invariant 2);
  * - a bridge whose server stops answering without dying (SIGSTOP) gets its client an answer or a
  *   -32603 error naming why within a bound, never endless silence (invariant 2);
- * - a superseded server (its lease replaced by another process's) answers `leaseholder: false`,
- *   refuses new sessions with 409 `lease_lost`, keeps the sessions it has, and leaves the other
- *   lease in place when it ends (invariant 1);
+ * - a superseded server (its lease replaced by another process's, naming a live server of this
+ *   checkout) answers `leaseholder: false`, refuses new sessions with 409 `lease_lost`, keeps the
+ *   sessions it has, and leaves the other lease in place when it ends (invariant 1);
  * - no tracked file changes outside what the test commits itself (invariant 5).
  */
 import { rename, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -33,6 +34,7 @@ import {
   idsOf,
   initializeBody,
   leasePath,
+  bearer,
   openHttpSession,
   peersVia,
   toolOutput,
@@ -40,6 +42,7 @@ import {
   readLeaseDoc,
   rootOf,
   waitForLease,
+  waitForSettledLease,
   waitForLog,
   type LeaseDoc,
   type SharedClient,
@@ -123,8 +126,8 @@ describe('takeover when the server goes', () => {
     const b = await scene.client(repo.root, { name: 'bridge-b' });
     await waitForLog(b.stderr, ATTACHED);
     expect((await peersVia(b.client)).you).toBe('p3');
-    // Settled: the lease records the three ids issued before the server dies.
-    await waitForLease(repo.root, (doc) => doc.peers_issued === 3);
+    // Settled: the saved board records the three ids issued before the server dies.
+    await waitForSettledLease(repo.root, (board) => board.peers_issued === 3);
 
     await killHard(owner);
     expect((await peersVia(a.client)).you).toBe('p2'); // a takes over; b has not noticed yet
@@ -172,24 +175,35 @@ describe('takeover when the server goes', () => {
     await expect(strict.client.callTool({ name: 'majordomus_list', arguments: {} })).rejects.toMatchObject({ code: -32603 });
   });
 
-  it('refuses new sessions with lease_lost but keeps its sessions once its lease names another server', async () => {
+  it('refuses new sessions with lease_lost but keeps its sessions once its lease names another live server', async () => {
     const repo = await scene.repo({ files: SHARED_LAYER });
     const owner = await scene.client(repo.root, { name: 'owner' });
     const lease = await waitForLease(repo.root);
     const url = lease.url as string;
-    const { session } = await openHttpSession(url, 'http-agent');
+    const { session } = await openHttpSession(url, 'http-agent', lease.token);
     scene.defer(async () => {
       await session.close();
     });
-    expect((await rootOf(url)).leaseholder).toBe(true);
+    const described = await rootOf(url);
+    expect(described.leaseholder).toBe(true);
 
-    // Another process's lease, written the way a process writes one (temp file + rename).
+    // Another server of this checkout, as the probe sees one: it answers GET / for this
+    // repository and says it holds the lease (the state two racing elections can leave behind).
+    const rival: Server = createServer((_req, res) => {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ name: 'majordomus', repository_id: described.repository_id, leaseholder: true }));
+    });
+    await new Promise<void>((resolve) => rival.listen(0, '127.0.0.1', resolve));
+    scene.defer(() => new Promise<void>((resolve) => {
+      rival.close(() => resolve());
+      rival.closeAllConnections();
+    }));
     const other: LeaseDoc = {
       schema: LEASE_SCHEMA,
       pid: process.pid,
       token: 'f'.repeat(32),
       root: repo.root,
-      url: 'http://127.0.0.1:9',
+      url: `http://127.0.0.1:${(rival.address() as { port: number }).port}`,
       started_at: new Date().toISOString(),
       version: lease.version,
     };
@@ -198,9 +212,9 @@ describe('takeover when the server goes', () => {
     await rename(temp, leasePath(repo.root));
 
     await waitFor(async () => (await rootOf(url)).leaseholder === false, { what: 'GET / to answer leaseholder: false', timeoutMs: 10_000, intervalMs: 200 });
-    await waitForLog(owner.stderr, /superseded: .*now names another server/);
+    await waitForLog(owner.stderr, /superseded: .*names another live server/);
 
-    const refused = await postMcp(url, initializeBody('too-late'));
+    const refused = await postMcp(url, initializeBody('too-late'), bearer(lease.token));
     expect(refused.status).toBe(409);
     expect(refused.json().error.code).toBe('lease_lost');
     expect(refused.headers['mcp-session-id']).toBeUndefined();

@@ -42,8 +42,40 @@ export interface LeaseDoc {
   url: string | null;
   started_at: string;
   version: string;
-  /** The highest peer number the server has issued (kept current while it serves). */
-  peers_issued?: number;
+}
+
+/** Where the owner saves its board (peer numbering and announcements) beside the lease. */
+export const BOARD_RELATIVE = '.ai/local/state/mcp/board.json';
+
+export interface BoardDoc {
+  schema: string;
+  /** The token of the lease this board belongs to. */
+  token: string;
+  peers_issued: number;
+  peers: Array<{ id: string; announcement: { intent: string; paths: string[]; at: string } }>;
+}
+
+/** The saved board on disk, or null when there is none (or it is not JSON). */
+export async function readBoardDoc(root: string): Promise<BoardDoc | null> {
+  try {
+    return JSON.parse(await readFile(join(root, BOARD_RELATIVE), 'utf8')) as BoardDoc;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Waits (bounded) until the lease names a URL and the board saved for it satisfies `accept`;
+ * answers the lease. The owner saves its board asynchronously after each change.
+ */
+export async function waitForSettledLease(root: string, accept: (board: BoardDoc) => boolean, timeoutMs = START_TIMEOUT_MS): Promise<LeaseDoc> {
+  return waitFor(
+    async () => {
+      const [lease, board] = await Promise.all([readLeaseDoc(root), readBoardDoc(root)]);
+      return lease !== null && lease.url !== null && board !== null && board.token === lease.token && accept(board) ? lease : null;
+    },
+    { what: `the lease and the board at ${join(root, BOARD_RELATIVE)} to settle`, timeoutMs, intervalMs: 50 },
+  );
 }
 
 export function leasePath(root: string): string {
@@ -216,22 +248,29 @@ export class RawMcp {
 // ---------------------------------------------------------------------------------------------
 // MCP over HTTP, as a client speaking the transport itself
 
+/** The `Authorization` header of a lease's bearer token. */
+export function bearer(token: string): Record<string, string> {
+  return { Authorization: `Bearer ${token}` };
+}
+
 export class HttpMcpSession {
   readonly url: string;
   readonly sessionId: string;
   readonly peerId: string;
+  readonly token: string;
   #next = 0;
 
-  constructor(url: string, sessionId: string, peerId: string) {
+  constructor(url: string, sessionId: string, peerId: string, token: string) {
     this.url = url;
     this.sessionId = sessionId;
     this.peerId = peerId;
+    this.token = token;
   }
 
   /** POSTs one request of this session; answers the raw response. */
   async post(method: string, params?: unknown): Promise<RawResponse> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: `http-${++this.#next}`, method, ...(params === undefined ? {} : { params }) });
-    return postMcp(this.url, body, { 'Mcp-Session-Id': this.sessionId });
+    return postMcp(this.url, body, { 'Mcp-Session-Id': this.sessionId, ...bearer(this.token) });
   }
 
   async request(method: string, params?: unknown): Promise<RpcMessage> {
@@ -247,7 +286,9 @@ export class HttpMcpSession {
   }
 
   async close(): Promise<number> {
-    const res = await rawRequest({ port: portOf(this.url), method: 'DELETE', path: '/mcp', headers: { 'Mcp-Session-Id': this.sessionId } }).catch(() => null);
+    const res = await rawRequest({ port: portOf(this.url), method: 'DELETE', path: '/mcp', headers: { 'Mcp-Session-Id': this.sessionId, ...bearer(this.token) } }).catch(
+      () => null,
+    );
     return res?.status ?? 0;
   }
 }
@@ -272,16 +313,19 @@ export function initializeBody(name: string, id: string | number = 'http-init'):
   });
 }
 
-/** Opens an MCP session over HTTP at `url` (initialize, then the initialized notification). */
-export async function openHttpSession(url: string, name: string): Promise<{ session: HttpMcpSession; initialize: RpcMessage }> {
-  const res = await postMcp(url, initializeBody(name));
+/** Opens an MCP session over HTTP at `url` (initialize, then the initialized notification) with the lease's token. */
+export async function openHttpSession(url: string, name: string, token: string): Promise<{ session: HttpMcpSession; initialize: RpcMessage }> {
+  const res = await postMcp(url, initializeBody(name), bearer(token));
   expect(res.status, res.text).toBe(200);
   const sessionId = res.headers['mcp-session-id'];
   const peerId = res.headers['mcp-peer-id'];
   expect(typeof sessionId, 'Mcp-Session-Id on initialize').toBe('string');
   expect(typeof peerId, 'Mcp-Peer-Id on initialize').toBe('string');
-  const session = new HttpMcpSession(url, sessionId as string, peerId as string);
-  const initialized = await postMcp(url, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), { 'Mcp-Session-Id': session.sessionId });
+  const session = new HttpMcpSession(url, sessionId as string, peerId as string, token);
+  const initialized = await postMcp(url, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), {
+    'Mcp-Session-Id': session.sessionId,
+    ...bearer(token),
+  });
   expect(initialized.status).toBe(202);
   return { session, initialize: res.json<RpcMessage>() };
 }

@@ -97,11 +97,36 @@ describe('PeerBoard', () => {
     expect(board.join(client('bridge'), 'http', 'p9')).toBe('p9');
     expect(board.issued).toBe(9);
     expect(board.join(client('c'), 'http')).toBe('p10');
-    expect(board.list().map((p) => [p.id, p.client.name])).toEqual([
-      ['p1', 'a'],
-      ['p9', 'bridge'],
-      ['p10', 'c'],
-    ]);
+  });
+
+  it('grants again an id this board issued and its peer left (a session that expired re-attaches)', () => {
+    const board = new PeerBoard();
+    const first = board.join(client('a'), 'http');
+    board.leave(first);
+    expect(board.join(client('a'), 'http', first)).toBe(first);
+    expect(board.join(client('b'), 'http')).toBe('p2');
+  });
+
+  it('gives a reclaimed id back the announcement its peer made on the previous server, once', () => {
+    const announcement = { intent: 'refactor the parser', paths: ['src/parser'], at: '2025-01-01T00:00:00.000Z' };
+    const board = new PeerBoard({ issuedBefore: 3, restorable: new Map([['p2', announcement]]) });
+    expect(board.join(client('bridge'), 'http', 'p2')).toBe('p2');
+    expect(board.list()[0]?.announcement).toEqual(announcement);
+    const other = board.join(client('c'), 'http', 'p3');
+    expect(board.list().find((p) => p.id === other)?.announcement).toBeUndefined();
+    board.leave('p2');
+    expect(board.join(client('bridge'), 'http', 'p2')).toBe('p2');
+    expect(board.list().find((p) => p.id === 'p2')?.announcement).toBeUndefined();
+  });
+
+  it('tells its listener of every join, leave and announcement', () => {
+    const changes: string[] = [];
+    const board = new PeerBoard({ onChange: (change) => changes.push(change) });
+    const id = board.join(client('a'), 'stdio');
+    board.announce(id, 'work', []);
+    board.leave(id);
+    board.leave(id);
+    expect(changes).toEqual(['join', 'announce', 'leave']);
   });
 
   it('grants a free preferred id below the next fresh number without moving the numbering back', () => {

@@ -5,7 +5,7 @@
  *   a URL-less document is stale when its process is gone, binding while young with a live
  *   process and abandoned past the grace; a document whose URL does not answer is stale; one whose
  *   server names majordomus, this checkout and the lease is live; a server of another checkout or
- *   one that no longer holds the lease is stale; peers_issued of a judged lease is carried on;
+ *   one that no longer holds the lease is stale; the token of a lease taken over is carried on;
  * - elect: wins an empty directory as owner; attaches to a live server as a bridge; takes over a
  *   corrupt lease and says so on stderr; continues the peer numbers of a dead server and writes
  *   them into its own lease; gives up with LeaseUnavailable when a lease stays binding past the
@@ -116,22 +116,24 @@ describe('judgeLease', () => {
   });
 
   it('finds a URL-less lease of a live process abandoned past the grace', async () => {
-    const reading = documentReading(leaseDoc({ peers_issued: 4 }));
-    const verdict = await judgeLease(reading, checkout, GRACE_MS, T0 + 30_000);
-    expect(verdict).toMatchObject({ kind: 'abandoned', peersIssued: 4 });
+    const previous = leaseDoc();
+    const verdict = await judgeLease(documentReading(previous), checkout, GRACE_MS, T0 + 30_000);
+    expect(verdict).toMatchObject({ kind: 'abandoned', previous });
     expect(verdict).toHaveProperty('detail', expect.stringContaining(`no URL 30 s after it was taken by process ${process.pid}`));
   });
 
   it('finds a lease whose URL does not answer stale', async () => {
     const url = await closedUrl();
-    const verdict = await judgeLease(documentReading(leaseDoc({ url, peers_issued: 2 })), checkout, GRACE_MS, T0);
-    expect(verdict).toMatchObject({ kind: 'stale', peersIssued: 2 });
+    const previous = leaseDoc({ url });
+    const verdict = await judgeLease(documentReading(previous), checkout, GRACE_MS, T0);
+    expect(verdict).toMatchObject({ kind: 'stale', previous });
     expect(verdict).toHaveProperty('detail', expect.stringContaining(`${url} does not answer`));
   });
 
   it('finds a lease live when its server names majordomus, this checkout and the lease', async () => {
     const url = await rootServer({ name: 'majordomus', repository_id: checkout.repositoryId, leaseholder: true });
-    expect(await judgeLease(documentReading(leaseDoc({ url })), checkout, GRACE_MS, T0)).toEqual({ kind: 'live', url });
+    const doc = leaseDoc({ url });
+    expect(await judgeLease(documentReading(doc), checkout, GRACE_MS, T0)).toEqual({ kind: 'live', url, token: doc.token });
   });
 
   it('finds a lease stale when its server serves another checkout', async () => {
@@ -157,16 +159,17 @@ describe('elect', () => {
     const outcome = await elect({ checkout, version: '0.0.0-test' });
     expect(outcome.role).toBe('owner');
     if (outcome.role !== 'owner') return;
-    expect(outcome.peersIssued).toBe(0);
+    expect(outcome.predecessor).toEqual({ token: null });
     expect(outcome.lease).toMatchObject({ schema: LEASE_SCHEMA, pid: process.pid, root: dir, url: null, version: '0.0.0-test' });
     expect(JSON.parse(readFileSync(checkout.leasePath, 'utf8'))).toEqual(outcome.lease);
   });
 
   it('attaches as a bridge to the live server named by the lease', async () => {
     const url = await rootServer({ name: 'majordomus', repository_id: checkout.repositoryId, leaseholder: true });
-    const text = JSON.stringify(leaseDoc({ url, pid: DEAD_PID }));
+    const doc = leaseDoc({ url, pid: DEAD_PID });
+    const text = JSON.stringify(doc);
     writeLease(text);
-    expect(await elect({ checkout, version: '0.0.0-test' })).toEqual({ role: 'bridge', url });
+    expect(await elect({ checkout, version: '0.0.0-test' })).toEqual({ role: 'bridge', url, token: doc.token });
     expect(readFileSync(checkout.leasePath, 'utf8')).toBe(text);
   });
 
@@ -181,14 +184,15 @@ describe('elect', () => {
     expect(reading.state).toBe('document');
   });
 
-  it('continues the peer numbers of a dead server it takes over and writes them into its lease', async () => {
+  it('names the token of the dead server it takes over (its saved board is restored by that token)', async () => {
     const url = await closedUrl();
-    writeLease(JSON.stringify(leaseDoc({ url, pid: DEAD_PID, peers_issued: 7 })));
+    const dead = leaseDoc({ url, pid: DEAD_PID });
+    writeLease(JSON.stringify(dead));
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const outcome = await elect({ checkout, version: '0.0.0-test' });
-    expect(outcome).toMatchObject({ role: 'owner', peersIssued: 7 });
+    expect(outcome).toMatchObject({ role: 'owner', predecessor: { token: dead.token } });
     const reading = await readLease(checkout.leasePath);
-    expect(reading.state === 'document' && reading.doc.peers_issued).toBe(7);
+    expect(reading.state === 'document' && reading.doc.token).toBe(outcome.role === 'owner' && outcome.lease.token);
     expect(reading.state === 'document' && reading.doc.url).toBe(null);
   });
 

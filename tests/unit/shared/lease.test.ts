@@ -99,7 +99,7 @@ describe('readLease', () => {
   });
 
   it('reads a lease document with the exact bytes it holds', async () => {
-    const lease = doc({ url: 'http://127.0.0.1:1234', peers_issued: 3 });
+    const lease = doc({ url: 'http://127.0.0.1:1234' });
     const text = `${JSON.stringify(lease)}\n`;
     put(text);
     const reading = await readLease(leasePath);

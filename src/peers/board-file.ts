@@ -1,0 +1,108 @@
+/**
+ * The owner's board, saved beside its lease (`board.json`, mode 0600) so that a server taking
+ * over from a dead one continues its peer numbering (a bridge that re-attaches finds its old id
+ * free) and gives each re-attaching peer back what it announced. The file names the token of the
+ * lease it belongs to: a successor reads it only when it took over exactly that lease, so an old
+ * file from another server is never restored. Written by the owner alone, whole (temp + rename),
+ * after every change, coalesced.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import { log } from '../log.js';
+import { AnnouncementSchema, type Announcement } from './schema.js';
+
+export const BOARD_FILE_SCHEMA = 'majordomus-board/v1';
+
+const SavedBoardSchema = z.object({
+  schema: z.literal(BOARD_FILE_SCHEMA),
+  token: z.string(),
+  /** The highest peer number issued. */
+  peers_issued: z.number().int().min(0),
+  peers: z.array(z.object({ id: z.string().regex(/^p[1-9]\d{0,8}$/), announcement: AnnouncementSchema })).max(100_000),
+});
+
+/** What a successor takes from a saved board. */
+export interface SavedBoard {
+  issued: number;
+  announcements: Map<string, Announcement>;
+}
+
+/** What the owner saves. */
+export interface BoardState {
+  issued: number;
+  announcements: ReadonlyArray<{ id: string; announcement: Announcement }>;
+}
+
+const NOTHING_SAVED = (): SavedBoard => ({ issued: 0, announcements: new Map() });
+
+/** The board file of the lease at `leasePath`. */
+export function boardPathFor(leasePath: string): string {
+  return join(dirname(leasePath), 'board.json');
+}
+
+/** The board saved by the server whose lease carried `token`; nothing when none matches. */
+export async function loadSavedBoard(path: string, token: string | null): Promise<SavedBoard> {
+  if (token === null) return NOTHING_SAVED();
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return NOTHING_SAVED();
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    log.warn(`ignoring ${path}: not JSON`);
+    return NOTHING_SAVED();
+  }
+  const parsed = SavedBoardSchema.safeParse(value);
+  if (!parsed.success) {
+    log.warn(`ignoring ${path}: not a ${BOARD_FILE_SCHEMA} document`);
+    return NOTHING_SAVED();
+  }
+  if (parsed.data.token !== token) return NOTHING_SAVED();
+  return { issued: parsed.data.peers_issued, announcements: new Map(parsed.data.peers.map((p) => [p.id, p.announcement])) };
+}
+
+export class BoardFile {
+  readonly #path: string;
+  readonly #token: string;
+  #writing: Promise<void> = Promise.resolve();
+  #dirty = false;
+  #removed = false;
+
+  constructor(path: string, token: string) {
+    this.#path = path;
+    this.#token = token;
+  }
+
+  /** Saves the board soon; saves asked for while one is being written collapse into one. */
+  save(state: () => BoardState): void {
+    if (this.#removed || this.#dirty) return;
+    this.#dirty = true;
+    this.#writing = this.#writing.then(async () => {
+      this.#dirty = false;
+      if (this.#removed) return;
+      const { issued, announcements } = state();
+      const text = `${JSON.stringify({ schema: BOARD_FILE_SCHEMA, token: this.#token, peers_issued: issued, peers: announcements })}\n`;
+      const temp = `${this.#path}.${randomBytes(6).toString('hex')}.tmp`;
+      try {
+        await writeFile(temp, text, { mode: 0o600 });
+        await rename(temp, this.#path);
+      } catch (error) {
+        await rm(temp, { force: true }).catch(() => undefined);
+        log.debug(`cannot save the board at ${this.#path}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    });
+  }
+
+  /** A clean end: nobody will take over, so nothing is left to restore. */
+  async remove(): Promise<void> {
+    this.#removed = true;
+    await this.#writing;
+    await rm(this.#path, { force: true }).catch(() => undefined);
+  }
+}
