@@ -5,8 +5,7 @@
  * diagnostic and the file is left out; the index still serves, `degraded`. The result is
  * deterministic: sorted objects and diagnostics, no timestamps.
  */
-import { constants } from 'node:fs';
-import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readlink, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { log } from '../log.js';
@@ -15,16 +14,13 @@ import { discover } from './discovery.js';
 import { isMapping, parseYaml, splitFrontMatter } from './front-matter.js';
 import { checkMetadata, matchKind, mayHoldKind, objectId, objectUri, type KindSpec } from './kinds.js';
 import type { Manifest } from './manifest.js';
+import { NO_FOLLOW_READ, nonRegularKind, readBounded } from './regular-file.js';
 import type { Diagnostic, DiagnosticCode, DiscoveryMode, LayerIndex, LayerObject } from './types.js';
 
 /** Files larger than this are refused from their size alone; they are never opened. */
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 /** How many files are read at once. */
 export const READ_CONCURRENCY = 32;
-
-// O_NOFOLLOW closes the race between lstat and open; O_NONBLOCK keeps a FIFO swapped in from hanging.
-// The read itself is bounded, so a file that grew after lstat is still never read past the limit.
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 type Outcome = { object: LayerObject } | { diagnostics: Diagnostic[] };
 
@@ -35,14 +31,6 @@ function problem(code: DiagnosticCode, path: string, message: string): { diagnos
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
-
-function fileKind(info: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
-  if (info.isDirectory()) return 'a directory';
-  if (info.isFIFO()) return 'a FIFO';
-  if (info.isSocket()) return 'a socket';
-  return 'a device';
-}
-
 
 /** Runs `task` over `items` with at most `limit` in flight; results keep the input order. */
 async function mapLimit<T, R>(items: readonly T[], limit: number, task: (item: T) => Promise<R>): Promise<R[]> {
@@ -71,20 +59,20 @@ async function readBytes(absolute: string, path: string): Promise<Buffer | { dia
     const target = await readlink(absolute).catch(() => '?');
     return problem('symlink', path, `a symbolic link to ${target}; links are never followed`);
   }
-  if (!info.isFile()) return problem('unreadable', path, `${fileKind(info)}, not a regular file`);
+  if (!info.isFile()) return problem('unreadable', path, `${nonRegularKind(info)}, not a regular file`);
   if (info.size > MAX_FILE_BYTES) {
     return problem('oversized', path, `${info.size} bytes, over the ${MAX_FILE_BYTES}-byte (4 MiB) limit; it was not read`);
   }
   let handle;
   try {
-    handle = await open(absolute, OPEN_FLAGS);
+    handle = await open(absolute, NO_FOLLOW_READ);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     if (code === 'ELOOP') return problem('symlink', path, 'became a symbolic link while indexing; links are never followed');
     return problem('unreadable', path, `cannot be opened (${code})`);
   }
   try {
-    const bytes = await readBounded(handle, info.size);
+    const bytes = await readBounded(handle, info.size, MAX_FILE_BYTES);
     if (bytes === undefined) {
       return problem('oversized', path, `grew over the ${MAX_FILE_BYTES}-byte (4 MiB) limit while indexing; it was not served`);
     }
@@ -95,28 +83,6 @@ async function readBytes(absolute: string, path: string): Promise<Buffer | { dia
   } finally {
     await handle.close();
   }
-}
-
-/**
- * Reads the whole file but never more than MAX_FILE_BYTES + 1 bytes (undefined when over the
- * limit). `expected` is the size lstat saw; the file may have changed since, so the bound is
- * enforced while reading rather than trusted from a second stat.
- */
-async function readBounded(handle: FileHandle, expected: number): Promise<Buffer | undefined> {
-  let buffer = Buffer.allocUnsafe(Math.min(expected, MAX_FILE_BYTES) + 1);
-  let length = 0;
-  for (;;) {
-    if (length === buffer.length) {
-      if (length > MAX_FILE_BYTES) return undefined;
-      const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, MAX_FILE_BYTES + 1));
-      buffer.copy(grown, 0, 0, length);
-      buffer = grown;
-    }
-    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
-    if (bytesRead === 0) break;
-    length += bytesRead;
-  }
-  return length > MAX_FILE_BYTES ? undefined : buffer.subarray(0, length);
 }
 
 /** A symlink diagnostic when `path`, where a directory of layer files could be, is a link. */

@@ -1,16 +1,23 @@
 /**
  * `.ai/manifest.yaml`: read, parse and validate with a strict schema. Any problem is fatal
  * (MAJ_MANIFEST_INVALID) and names the file: a layer whose contract cannot be read is not served.
+ * This is the one validator of the manifest: the bridge path (`src/shared/locate.ts`) loads it
+ * too, before it derives the lease path from `local.path`.
  */
-import { readFile } from 'node:fs/promises';
+import { lstat, open } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { z } from 'zod';
 import { MajordomusError, errorMessage } from '../errors.js';
 import { isMapping, parseYaml } from './front-matter.js';
+import { DEFAULT_LOCAL_PATH } from './identity.js';
+import { NO_FOLLOW_READ, nonRegularKind, readBounded } from './regular-file.js';
 import { OBJECT_KINDS, type ObjectKind } from './types.js';
 
 export const MANIFEST_SCHEMA_ID = 'ai-repository/v1';
 export { MANIFEST_PATH } from './identity.js';
+
+/** A manifest is a few lines; anything larger is refused before it is parsed. */
+export const MAX_MANIFEST_BYTES = 64 * 1024;
 
 /** A path below the root: relative, `/`-separated, normalised, never leaving the root. */
 const layerPath = z
@@ -20,7 +27,10 @@ const layerPath = z
   .refine((value) => {
     const normal = posix.normalize(value).replace(/\/+$/, '');
     return normal !== '.' && normal !== '..' && !normal.startsWith('../');
-  }, 'must name a directory below the root');
+  }, 'must name a directory below the root')
+  // git's own directory is never part of a layer, neither to serve nor to write state into
+  // (case-insensitively: on macOS `.GIT` is the same directory).
+  .refine((value) => !value.split('/').some((segment) => segment.toLowerCase() === '.git'), 'must not be .git or inside a .git directory');
 
 export const ManifestSchema = z
   .strictObject({
@@ -28,7 +38,7 @@ export const ManifestSchema = z
     repo: z.strictObject({ path: layerPath }).default({ path: '.ai/repo' }).describe('The tracked half of the layer.'),
     local: z
       .strictObject({ path: layerPath })
-      .default({ path: '.ai/local' })
+      .default({ path: DEFAULT_LOCAL_PATH })
       .describe('The git-ignored half: operational state, never served.'),
     sections: z
       .array(z.enum(OBJECT_KINDS))
@@ -38,7 +48,11 @@ export const ManifestSchema = z
   .superRefine((manifest, context) => {
     const repo = normalise(manifest.repo.path);
     const local = normalise(manifest.local.path);
-    if (repo === local || repo.startsWith(`${local}/`)) {
+    // The local half is written to (the lease); inside the repo half it would land in the served,
+    // tracked tree.
+    if (local === repo || local.startsWith(`${repo}/`)) {
+      context.addIssue({ code: 'custom', path: ['local', 'path'], message: `must not be inside the repo half (${repo}), nor be it` });
+    } else if (repo.startsWith(`${local}/`)) {
       context.addIssue({ code: 'custom', path: ['local', 'path'], message: 'the local half must not contain the repo half' });
     }
     const seen = new Set<string>();
@@ -88,15 +102,53 @@ export function parseManifest(value: unknown, file: string): Manifest {
   };
 }
 
+/**
+ * The manifest's bytes. Never opens anything but a regular file: a FIFO would block the open (and
+ * the process with it), a device could be endless, a link could lead anywhere.
+ */
+async function readManifestBytes(manifestPath: string): Promise<Buffer> {
+  const refuse = (why: string, cause?: unknown): MajordomusError =>
+    new MajordomusError('MAJ_MANIFEST_INVALID', `${manifestPath}: ${why}`, cause === undefined ? undefined : { cause });
+  let info;
+  try {
+    info = await lstat(manifestPath);
+  } catch (error) {
+    throw refuse(`cannot read the manifest: ${errorMessage(error)}`, error);
+  }
+  if (info.isSymbolicLink()) throw refuse('the manifest is a symbolic link; it must be a regular file (links are never followed)');
+  if (!info.isFile()) throw refuse(`the manifest is ${nonRegularKind(info)}, not a regular file`);
+  const tooLarge = `the manifest is over the ${MAX_MANIFEST_BYTES}-byte (64 KiB) limit; it was not read`;
+  if (info.size > MAX_MANIFEST_BYTES) throw refuse(tooLarge);
+  let handle;
+  try {
+    handle = await open(manifestPath, NO_FOLLOW_READ);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw refuse('the manifest became a symbolic link while it was read', error);
+    throw refuse(`cannot read the manifest: ${errorMessage(error)}`, error);
+  }
+  try {
+    // Swapped for something else between lstat and open: judge what was opened.
+    const opened = await handle.stat();
+    if (!opened.isFile()) throw refuse(`the manifest is ${nonRegularKind(opened)}, not a regular file`);
+    const bytes = await readBounded(handle, opened.size, MAX_MANIFEST_BYTES);
+    if (bytes === undefined) throw refuse(tooLarge);
+    return bytes;
+  } catch (error) {
+    if (error instanceof MajordomusError) throw error;
+    throw refuse(`cannot read the manifest: ${errorMessage(error)}`, error);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Reads and validates the manifest at `manifestPath`; every failure is MAJ_MANIFEST_INVALID. */
 export async function readManifest(manifestPath: string): Promise<Manifest> {
+  const bytes = await readManifestBytes(manifestPath);
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(await readFile(manifestPath));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (error) {
-    throw new MajordomusError('MAJ_MANIFEST_INVALID', `${manifestPath}: cannot read the manifest: ${errorMessage(error)}`, {
-      cause: error,
-    });
+    throw new MajordomusError('MAJ_MANIFEST_INVALID', `${manifestPath}: the manifest is not valid UTF-8`, { cause: error });
   }
   const parsed = parseYaml(text);
   if (!parsed.ok) throw new MajordomusError('MAJ_MANIFEST_INVALID', `${manifestPath}: malformed YAML: ${parsed.message}`);
