@@ -9,6 +9,7 @@
  *
  * Whatever the file holds, the election ends within its deadline (invariant 6).
  */
+import { verifyLocalHalf } from '../layer/local-half.js';
 import { log } from '../log.js';
 import { createLease, LeaseUnavailable, newLeaseDocument, readLease, removeLeaseIfUnchanged, type LeaseDocument, type LeaseReading } from './lease.js';
 import type { Checkout } from './locate.js';
@@ -86,6 +87,8 @@ export async function elect(options: ElectionOptions): Promise<ElectionOutcome> 
   const grace = options.bindGraceMs ?? BIND_GRACE_MS;
   const path = options.checkout.leasePath;
   let peersIssued = 0;
+  // Nothing is written below local.path before it is known to be a real, untracked directory.
+  await verifyLocalHalf(options.checkout.root, options.checkout.localPath);
   while (now() < deadline) {
     const doc = newLeaseDocument(options.checkout.root, options.version);
     if (peersIssued > 0) doc.peers_issued = peersIssued;
