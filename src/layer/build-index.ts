@@ -1,7 +1,8 @@
 /**
  * Builds the index of a root whose manifest is already read: discover the candidate files, read
- * each one at most once (bounded concurrency, never following a link, never reading an oversized
- * file), validate it against its kind, then drop identities claimed twice. Every refusal is a
+ * each one at most once (bounded concurrency, never following a link — neither at the file nor at
+ * any directory above it — never reading an oversized file), validate it against its kind, then
+ * drop identities claimed twice. Every refusal is a
  * diagnostic and the file is left out; the index still serves, `degraded`. The result is
  * deterministic: sorted objects and diagnostics, no timestamps.
  */
@@ -10,12 +11,13 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { log } from '../log.js';
 import { repositoryId } from './identity.js';
-import { discover } from './discovery.js';
+import { discover, type Undecodable } from './discovery.js';
 import { isMapping, parseYaml, splitFrontMatter } from './front-matter.js';
 import { checkMetadata, matchKind, mayHoldKind, objectId, objectUri, type KindSpec } from './kinds.js';
 import type { Manifest } from './manifest.js';
-import { NO_FOLLOW_READ, nonRegularKind, readBounded } from './regular-file.js';
-import type { Diagnostic, DiagnosticCode, DiscoveryMode, LayerIndex, LayerObject } from './types.js';
+import { RealDirectories } from './real-directories.js';
+import { NO_FOLLOW_READ, nonRegularKind, openedPath, readBounded } from './regular-file.js';
+import type { Diagnostic, DiagnosticCode, DiscoveryMode, LayerIndex, LayerObject, ObjectKind } from './types.js';
 
 /** Files larger than this are refused from their size alone; they are never opened. */
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
@@ -46,7 +48,15 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, task: (item: T
   return results;
 }
 
-async function readBytes(absolute: string, path: string): Promise<Buffer | { diagnostics: Diagnostic[] }> {
+async function readBytes(root: string, path: string, directories: RealDirectories): Promise<Buffer | { diagnostics: Diagnostic[] }> {
+  // O_NOFOLLOW guards the file itself; the directories above it are checked first (remembered
+  // per directory), and what was opened is confirmed below.
+  const above = await directories.parentsOf(path);
+  if (above.kind === 'symlink') {
+    return problem('symlink', path, `${above.component} is a symbolic link to ${above.target}; links are never followed, so nothing below it is served`);
+  }
+  if (above.kind === 'not_directory') return problem('unreadable', path, `${above.component} is ${above.what}, not a directory`);
+  const absolute = join(root, path);
   let info;
   try {
     info = await lstat(absolute);
@@ -72,6 +82,11 @@ async function readBytes(absolute: string, path: string): Promise<Buffer | { dia
     return problem('unreadable', path, `cannot be opened (${code})`);
   }
   try {
+    // A directory above may have been swapped for a link between the check and the open.
+    const opened = await openedPath(handle);
+    if (opened !== undefined && opened !== absolute) {
+      return problem('symlink', path, 'opened as another file than its path names: a directory on its path changed (to a symbolic link?) while indexing; it was not served');
+    }
     const bytes = await readBounded(handle, info.size, MAX_FILE_BYTES);
     if (bytes === undefined) {
       return problem('oversized', path, `grew over the ${MAX_FILE_BYTES}-byte (4 MiB) limit while indexing; it was not served`);
@@ -105,8 +120,21 @@ function sortedTags(metadata: Record<string, unknown>): string[] {
   return [...new Set(tags.filter((tag): tag is string => typeof tag === 'string'))].sort(compare);
 }
 
-async function indexFile(root: string, path: string, spec: KindSpec, pathIdentity: string): Promise<Outcome> {
-  const bytes = await readBytes(join(root, path), path);
+/** The diagnostic for a name that is not UTF-8, when it is where layer files could be. */
+function undecodableName(entry: Undecodable, relative: string, enabled: ReadonlySet<ObjectKind>): Diagnostic | undefined {
+  if (matchKind(relative, enabled) === undefined && !mayHoldKind(relative, enabled)) return undefined;
+  const what = entry.directory ? 'the directory name' : 'the name';
+  const consequence = entry.directory ? 'nothing below it is served' : 'it is not served';
+  return {
+    severity: 'error',
+    code: 'invalid_utf8',
+    path: entry.path,
+    message: `${what} is not valid UTF-8 (shown with U+FFFD where its bytes do not decode); a path that cannot be named is not served, so ${consequence}`,
+  };
+}
+
+async function indexFile(root: string, path: string, spec: KindSpec, pathIdentity: string, directories: RealDirectories): Promise<Outcome> {
+  const bytes = await readBytes(root, path, directories);
   if (!Buffer.isBuffer(bytes)) return bytes;
 
   let text: string;
@@ -174,7 +202,8 @@ async function indexFile(root: string, path: string, spec: KindSpec, pathIdentit
 /** Builds the index of `root` (holding `manifest`) without searching for the root. */
 export async function buildIndex(root: string, manifest: Manifest, discovery: DiscoveryMode): Promise<LayerIndex> {
   const realRoot = await realpath(root);
-  const found = await discover({ root: realRoot, repoPath: manifest.repoPath, localPath: manifest.localPath, mode: discovery });
+  const directories = new RealDirectories(realRoot);
+  const found = await discover({ root: realRoot, repoPath: manifest.repoPath, localPath: manifest.localPath, mode: discovery, directories });
   const enabled = new Set(manifest.sections);
   const prefixLength = manifest.repoPath.length + 1;
 
@@ -188,12 +217,16 @@ export async function buildIndex(root: string, manifest: Manifest, discovery: Di
   }
 
   const outcomes = await mapLimit(candidates, READ_CONCURRENCY, (candidate) =>
-    indexFile(realRoot, candidate.path, candidate.spec, candidate.pathIdentity),
+    indexFile(realRoot, candidate.path, candidate.spec, candidate.pathIdentity, directories),
   );
   const linked = await mapLimit(containers, READ_CONCURRENCY, (path) => linkedContainer(realRoot, path));
 
   const diagnostics: Diagnostic[] = [...found.diagnostics];
   for (const diagnostic of linked) if (diagnostic !== undefined) diagnostics.push(diagnostic);
+  for (const entry of found.undecodable) {
+    const diagnostic = undecodableName(entry, entry.path.slice(prefixLength), enabled);
+    if (diagnostic !== undefined) diagnostics.push(diagnostic);
+  }
   const byUri = new Map<string, LayerObject[]>();
   for (const outcome of outcomes) {
     if ('diagnostics' in outcome) {
