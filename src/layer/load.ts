@@ -14,7 +14,7 @@ export { buildIndex, MAX_FILE_BYTES } from './build-index.js';
 export { repositoryId } from './identity.js';
 export { findRoot, type RootLocation } from './root.js';
 export { verifyLocalHalf } from './local-half.js';
-export { readManifest, parseManifest, ManifestSchema, MANIFEST_PATH, type Manifest } from './manifest.js';
+export { readManifest, parseManifest, MANIFEST_PATH, type Manifest } from './manifest.js';
 export { KIND_SCHEMAS, KINDS, objectUri } from './kinds.js';
 export { searchObjects, type SearchHit, type SearchOptions } from './search.js';
 

@@ -181,6 +181,33 @@ describe('the manifest', () => {
     expect(error.message).toContain(expected);
   });
 
+  it.each([
+    ['schema: ai-repository/v1\nrepo: 3\n', 'repo: must be a mapping with "path"'],
+    ['schema: ai-repository/v1\nlocal: { path: "" }\n', 'local.path: must be a non-empty string'],
+    ['schema: ai-repository/v1\nrepo: { path: "a\\\\b" }\n', 'repo.path: must be a relative path with "/" separators'],
+    ['schema: ai-repository/v1\nsections: rule\n', 'sections: must be a list of kinds'],
+    ['schema: ai-repository/v1\nsections: [rule, rule]\n', 'sections: "rule" is listed twice'],
+    ['schema: ai-repository/v1\nsections: [rule, recipe]\n', 'sections.1: "recipe" is not a kind'],
+    ['repo: { path: .ai/repo }\n', 'schema: must be "ai-repository/v1", not missing'],
+    ['schema: ai-repository/v1\nextra: 1\nmore: 2\n', 'unknown keys "extra", "more"'],
+  ])('names the problem of %j', async (text, expected) => {
+    const root = await fixtures.tree({}, text);
+    const error = await refusal(readManifest(join(root, '.ai', 'manifest.yaml')));
+    expect(error.message).toContain(expected);
+  });
+
+  it('names every problem of a manifest at once', async () => {
+    const root = await fixtures.tree({}, 'schema: ai-repository/v2\nrepo: { path: /abs }\nlocal: { path: .git }\n');
+    const error = await refusal(readManifest(join(root, '.ai', 'manifest.yaml')));
+    expect(error.message).toContain('schema: must be "ai-repository/v1", not "ai-repository/v2"; repo.path: must be a relative path');
+    expect(error.message).toContain('; local.path: must not be .git');
+  });
+
+  it('keeps the listed sections in the order of the kind table', async () => {
+    const root = await fixtures.tree({}, 'schema: ai-repository/v1\nsections: [policy, rule]\n');
+    await expect(readManifest(join(root, '.ai', 'manifest.yaml'))).resolves.toMatchObject({ sections: ['rule', 'policy'] });
+  });
+
   it('accepts halves side by side, and a local half whose name merely starts like the repo half', async () => {
     const root = await fixtures.tree({}, 'schema: ai-repository/v1\nrepo: { path: .ai/repo }\nlocal: { path: .ai/repo-local }\n');
     await expect(readManifest(join(root, '.ai', 'manifest.yaml'))).resolves.toMatchObject({ repoPath: '.ai/repo', localPath: '.ai/repo-local' });
