@@ -1,30 +1,28 @@
 /**
  * Builds the index of a root whose manifest is already read: discover the candidate files, read
- * each one at most once (bounded concurrency, never following a link, never reading an oversized
- * file), validate it against its kind, then drop identities claimed twice. Every refusal is a
+ * each one at most once (bounded concurrency, never following a link — neither at the file nor at
+ * any directory above it — never reading an oversized file), validate it against its kind, then
+ * drop identities claimed twice. Every refusal is a
  * diagnostic and the file is left out; the index still serves, `degraded`. The result is
  * deterministic: sorted objects and diagnostics, no timestamps.
  */
-import { constants } from 'node:fs';
-import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readlink, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { log } from '../log.js';
 import { repositoryId } from './identity.js';
-import { discover } from './discovery.js';
+import { discover, type Undecodable } from './discovery.js';
 import { isMapping, parseYaml, splitFrontMatter } from './front-matter.js';
 import { checkMetadata, matchKind, mayHoldKind, objectId, objectUri, type KindSpec } from './kinds.js';
 import type { Manifest } from './manifest.js';
-import type { Diagnostic, DiagnosticCode, DiscoveryMode, LayerIndex, LayerObject } from './types.js';
+import { RealDirectories } from './real-directories.js';
+import { NO_FOLLOW_READ, nonRegularKind, openedPath, readBounded } from './regular-file.js';
+import type { Diagnostic, DiagnosticCode, DiscoveryMode, LayerIndex, LayerObject, ObjectKind } from './types.js';
 
 /** Files larger than this are refused from their size alone; they are never opened. */
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 /** How many files are read at once. */
 export const READ_CONCURRENCY = 32;
-
-// O_NOFOLLOW closes the race between lstat and open; O_NONBLOCK keeps a FIFO swapped in from hanging.
-// The read itself is bounded, so a file that grew after lstat is still never read past the limit.
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 type Outcome = { object: LayerObject } | { diagnostics: Diagnostic[] };
 
@@ -35,14 +33,6 @@ function problem(code: DiagnosticCode, path: string, message: string): { diagnos
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
-
-function fileKind(info: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
-  if (info.isDirectory()) return 'a directory';
-  if (info.isFIFO()) return 'a FIFO';
-  if (info.isSocket()) return 'a socket';
-  return 'a device';
-}
-
 
 /** Runs `task` over `items` with at most `limit` in flight; results keep the input order. */
 async function mapLimit<T, R>(items: readonly T[], limit: number, task: (item: T) => Promise<R>): Promise<R[]> {
@@ -58,7 +48,15 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, task: (item: T
   return results;
 }
 
-async function readBytes(absolute: string, path: string): Promise<Buffer | { diagnostics: Diagnostic[] }> {
+async function readBytes(root: string, path: string, directories: RealDirectories): Promise<Buffer | { diagnostics: Diagnostic[] }> {
+  // O_NOFOLLOW guards the file itself; the directories above it are checked first (remembered
+  // per directory), and what was opened is confirmed below.
+  const above = await directories.parentsOf(path);
+  if (above.kind === 'symlink') {
+    return problem('symlink', path, `${above.component} is a symbolic link to ${above.target}; links are never followed, so nothing below it is served`);
+  }
+  if (above.kind === 'not_directory') return problem('unreadable', path, `${above.component} is ${above.what}, not a directory`);
+  const absolute = join(root, path);
   let info;
   try {
     info = await lstat(absolute);
@@ -71,20 +69,25 @@ async function readBytes(absolute: string, path: string): Promise<Buffer | { dia
     const target = await readlink(absolute).catch(() => '?');
     return problem('symlink', path, `a symbolic link to ${target}; links are never followed`);
   }
-  if (!info.isFile()) return problem('unreadable', path, `${fileKind(info)}, not a regular file`);
+  if (!info.isFile()) return problem('unreadable', path, `${nonRegularKind(info)}, not a regular file`);
   if (info.size > MAX_FILE_BYTES) {
     return problem('oversized', path, `${info.size} bytes, over the ${MAX_FILE_BYTES}-byte (4 MiB) limit; it was not read`);
   }
   let handle;
   try {
-    handle = await open(absolute, OPEN_FLAGS);
+    handle = await open(absolute, NO_FOLLOW_READ);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     if (code === 'ELOOP') return problem('symlink', path, 'became a symbolic link while indexing; links are never followed');
     return problem('unreadable', path, `cannot be opened (${code})`);
   }
   try {
-    const bytes = await readBounded(handle, info.size);
+    // A directory above may have been swapped for a link between the check and the open.
+    const opened = await openedPath(handle);
+    if (opened !== undefined && opened !== absolute) {
+      return problem('symlink', path, 'opened as another file than its path names: a directory on its path changed (to a symbolic link?) while indexing; it was not served');
+    }
+    const bytes = await readBounded(handle, info.size, MAX_FILE_BYTES);
     if (bytes === undefined) {
       return problem('oversized', path, `grew over the ${MAX_FILE_BYTES}-byte (4 MiB) limit while indexing; it was not served`);
     }
@@ -95,28 +98,6 @@ async function readBytes(absolute: string, path: string): Promise<Buffer | { dia
   } finally {
     await handle.close();
   }
-}
-
-/**
- * Reads the whole file but never more than MAX_FILE_BYTES + 1 bytes (undefined when over the
- * limit). `expected` is the size lstat saw; the file may have changed since, so the bound is
- * enforced while reading rather than trusted from a second stat.
- */
-async function readBounded(handle: FileHandle, expected: number): Promise<Buffer | undefined> {
-  let buffer = Buffer.allocUnsafe(Math.min(expected, MAX_FILE_BYTES) + 1);
-  let length = 0;
-  for (;;) {
-    if (length === buffer.length) {
-      if (length > MAX_FILE_BYTES) return undefined;
-      const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, MAX_FILE_BYTES + 1));
-      buffer.copy(grown, 0, 0, length);
-      buffer = grown;
-    }
-    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
-    if (bytesRead === 0) break;
-    length += bytesRead;
-  }
-  return length > MAX_FILE_BYTES ? undefined : buffer.subarray(0, length);
 }
 
 /** A symlink diagnostic when `path`, where a directory of layer files could be, is a link. */
@@ -139,8 +120,21 @@ function sortedTags(metadata: Record<string, unknown>): string[] {
   return [...new Set(tags.filter((tag): tag is string => typeof tag === 'string'))].sort(compare);
 }
 
-async function indexFile(root: string, path: string, spec: KindSpec, pathIdentity: string): Promise<Outcome> {
-  const bytes = await readBytes(join(root, path), path);
+/** The diagnostic for a name that is not UTF-8, when it is where layer files could be. */
+function undecodableName(entry: Undecodable, relative: string, enabled: ReadonlySet<ObjectKind>): Diagnostic | undefined {
+  if (matchKind(relative, enabled) === undefined && !mayHoldKind(relative, enabled)) return undefined;
+  const what = entry.directory ? 'the directory name' : 'the name';
+  const consequence = entry.directory ? 'nothing below it is served' : 'it is not served';
+  return {
+    severity: 'error',
+    code: 'invalid_utf8',
+    path: entry.path,
+    message: `${what} is not valid UTF-8 (shown with U+FFFD where its bytes do not decode); a path that cannot be named is not served, so ${consequence}`,
+  };
+}
+
+async function indexFile(root: string, path: string, spec: KindSpec, pathIdentity: string, directories: RealDirectories): Promise<Outcome> {
+  const bytes = await readBytes(root, path, directories);
   if (!Buffer.isBuffer(bytes)) return bytes;
 
   let text: string;
@@ -208,7 +202,8 @@ async function indexFile(root: string, path: string, spec: KindSpec, pathIdentit
 /** Builds the index of `root` (holding `manifest`) without searching for the root. */
 export async function buildIndex(root: string, manifest: Manifest, discovery: DiscoveryMode): Promise<LayerIndex> {
   const realRoot = await realpath(root);
-  const found = await discover({ root: realRoot, repoPath: manifest.repoPath, localPath: manifest.localPath, mode: discovery });
+  const directories = new RealDirectories(realRoot);
+  const found = await discover({ root: realRoot, repoPath: manifest.repoPath, localPath: manifest.localPath, mode: discovery, directories });
   const enabled = new Set(manifest.sections);
   const prefixLength = manifest.repoPath.length + 1;
 
@@ -222,12 +217,16 @@ export async function buildIndex(root: string, manifest: Manifest, discovery: Di
   }
 
   const outcomes = await mapLimit(candidates, READ_CONCURRENCY, (candidate) =>
-    indexFile(realRoot, candidate.path, candidate.spec, candidate.pathIdentity),
+    indexFile(realRoot, candidate.path, candidate.spec, candidate.pathIdentity, directories),
   );
   const linked = await mapLimit(containers, READ_CONCURRENCY, (path) => linkedContainer(realRoot, path));
 
   const diagnostics: Diagnostic[] = [...found.diagnostics];
   for (const diagnostic of linked) if (diagnostic !== undefined) diagnostics.push(diagnostic);
+  for (const entry of found.undecodable) {
+    const diagnostic = undecodableName(entry, entry.path.slice(prefixLength), enabled);
+    if (diagnostic !== undefined) diagnostics.push(diagnostic);
+  }
   const byUri = new Map<string, LayerObject[]>();
   for (const outcome of outcomes) {
     if ('diagnostics' in outcome) {

@@ -1,15 +1,18 @@
 /**
  * Which files under the repo half of the layer are candidates. `vcs` asks git for the tracked
  * files (what a clone would serve); `filesystem` walks the directory. Neither follows a symbolic
- * link: git lists a link as one entry, and the walk never descends into one. Both leave out the
- * local half and `.git`. Nothing here reads a file's content.
+ * link: git lists a link as one entry, the walk never descends into one, and a link on the way to
+ * the repo half empties the layer. Both leave out the local half and `.git`. Names are read as
+ * bytes: one that is not UTF-8 cannot be named in a path or a URI, so it is set apart, never
+ * turned into a look-alike path that points nowhere. Nothing here reads a file's content.
  */
 import { execFile } from 'node:child_process';
-import { lstat, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { MajordomusError } from '../errors.js';
 import { log } from '../log.js';
+import { RealDirectories } from './real-directories.js';
 import type { Diagnostic, DiscoveryMode } from './types.js';
 
 const execFileAsync = promisify(execFile);
@@ -18,10 +21,19 @@ const execFileAsync = promisify(execFile);
 const GIT_MAX_BUFFER = 64 * 1024 * 1024;
 const WALK_CONCURRENCY = 16;
 
+/** A name below the repo half that is not UTF-8, shown with U+FFFD where its bytes do not decode. */
+export interface Undecodable {
+  path: string;
+  /** A directory the walk did not enter (vcs lists files only). */
+  directory: boolean;
+}
+
 /** What discovery found: candidate paths (relative to the root, `/` separators, sorted) and problems. */
 export interface Discovered {
   paths: string[];
   diagnostics: Diagnostic[];
+  /** Sorted by path; outside the local half. */
+  undecodable: Undecodable[];
 }
 
 export interface DiscoveryInput {
@@ -32,6 +44,20 @@ export interface DiscoveryInput {
   /** The local half, relative to the root; never served. */
   localPath: string;
   mode: DiscoveryMode;
+  /** The directory verdicts of this root, shared with whoever reads the files; made here if absent. */
+  directories?: RealDirectories;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+const lossyUtf8 = new TextDecoder('utf-8');
+
+/** The name as text, or undefined when its bytes are not UTF-8. */
+function decodeName(bytes: Uint8Array): string | undefined {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 function isUnder(path: string, directory: string): boolean {
@@ -45,58 +71,80 @@ function byCodeUnits(a: string, b: string): number {
 /** Lists the candidate files of the repo half. */
 export async function discover(input: DiscoveryInput): Promise<Discovered> {
   const diagnostics: Diagnostic[] = [];
-  // The repo half itself must be a real directory: a link there would serve files from elsewhere.
-  try {
-    const info = await lstat(join(input.root, input.repoPath));
-    if (info.isSymbolicLink()) {
-      diagnostics.push({
-        severity: 'error',
-        code: 'symlink',
-        path: input.repoPath,
-        message: `${input.repoPath} is a symbolic link; links are never followed, so the layer is empty`,
-      });
-      return { paths: [], diagnostics };
-    }
-  } catch (error) {
+  // The repo half and every directory on the way to it must be real directories: a link there
+  // would serve files from elsewhere.
+  const verdict = await (input.directories ?? new RealDirectories(input.root)).check(input.repoPath);
+  if (verdict.kind === 'symlink') {
+    const what = verdict.component === input.repoPath ? 'the repo half' : `a directory on the way to the repo half ${input.repoPath}`;
+    diagnostics.push({
+      severity: 'error',
+      code: 'symlink',
+      path: verdict.component,
+      message: `${verdict.component}, ${what}, is a symbolic link to ${verdict.target}; links are never followed, so the layer is empty`,
+    });
+    return { paths: [], diagnostics, undecodable: [] };
+  }
+  if (verdict.kind !== 'real') {
     // Absent: an empty layer in both modes; say so, since nothing else will.
-    const code = (error as NodeJS.ErrnoException).code;
-    log.warn(`${input.repoPath} cannot be inspected below ${input.root} (${code ?? String(error)}); it serves no objects`);
+    const why = verdict.kind === 'unknown' ? verdict.code : `${verdict.component} is ${verdict.what}`;
+    log.warn(`${input.repoPath} cannot be inspected below ${input.root} (${why}); it serves no objects`);
   }
 
   const listed = input.mode === 'vcs' ? await listTracked(input) : await walk(input, diagnostics);
-  const paths = listed.filter((path) => isUnder(path, input.repoPath) && !isUnder(path, input.localPath)).sort(byCodeUnits);
-  return { paths, diagnostics };
+  const kept = (path: string): boolean => isUnder(path, input.repoPath) && !isUnder(path, input.localPath);
+  return {
+    paths: listed.paths.filter(kept).sort(byCodeUnits),
+    diagnostics,
+    undecodable: listed.undecodable.filter((entry) => kept(entry.path)).sort((a, b) => byCodeUnits(a.path, b.path)),
+  };
 }
 
-async function listTracked(input: DiscoveryInput): Promise<string[]> {
+interface Listing {
+  paths: string[];
+  undecodable: Undecodable[];
+}
+
+async function listTracked(input: DiscoveryInput): Promise<Listing> {
   const args = ['-c', 'core.quotepath=off', '--literal-pathspecs', 'ls-files', '-z', '--cached', '--', input.repoPath];
-  let stdout: string;
+  let stdout: Buffer;
   try {
     ({ stdout } = await execFileAsync('git', args, {
       cwd: input.root,
       maxBuffer: GIT_MAX_BUFFER,
-      encoding: 'utf8',
+      encoding: 'buffer',
       // Reading the index must never take a lock or refresh it: nothing is written, in any mode.
       env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
       windowsHide: true,
     }));
   } catch (error) {
-    const failure = error as NodeJS.ErrnoException & { stderr?: string };
+    const failure = error as NodeJS.ErrnoException & { stderr?: Buffer };
     const why =
       failure.code === 'ENOENT'
         ? 'git is not installed or not on PATH'
-        : (failure.stderr ?? '').trim() || failure.message;
+        : lossyUtf8.decode(failure.stderr ?? new Uint8Array()).trim() || failure.message;
     throw new MajordomusError(
       'MAJ_GIT_UNAVAILABLE',
       `--discovery vcs cannot list the tracked files of ${input.root}: ${why} (use --discovery filesystem to walk the directory instead)`,
       { cause: error },
     );
   }
-  return stdout.split('\0').filter((path) => path !== '');
+  const listing: Listing = { paths: [], undecodable: [] };
+  for (let start = 0; start < stdout.length; ) {
+    let end = stdout.indexOf(0, start);
+    if (end === -1) end = stdout.length;
+    const bytes = stdout.subarray(start, end);
+    start = end + 1;
+    if (bytes.length === 0) continue;
+    const path = decodeName(bytes);
+    if (path === undefined) listing.undecodable.push({ path: lossyUtf8.decode(bytes), directory: false });
+    else listing.paths.push(path);
+  }
+  return listing;
 }
 
-async function walk(input: DiscoveryInput, diagnostics: Diagnostic[]): Promise<string[]> {
+async function walk(input: DiscoveryInput, diagnostics: Diagnostic[]): Promise<Listing> {
   const files: string[] = [];
+  const undecodable: Undecodable[] = [];
   let pending = [input.repoPath];
   while (pending.length > 0) {
     const next: string[] = [];
@@ -106,7 +154,7 @@ async function walk(input: DiscoveryInput, diagnostics: Diagnostic[]): Promise<s
         batch.map(async (directory) => {
           let entries;
           try {
-            entries = await readdir(join(input.root, directory), { withFileTypes: true });
+            entries = await readdir(join(input.root, directory), { withFileTypes: true, encoding: 'buffer' });
           } catch (error) {
             const code = (error as NodeJS.ErrnoException).code;
             if (directory === input.repoPath && code === 'ENOENT') return;
@@ -119,8 +167,13 @@ async function walk(input: DiscoveryInput, diagnostics: Diagnostic[]): Promise<s
             return;
           }
           for (const entry of entries) {
-            if (entry.name === '.git') continue;
-            const path = `${directory}/${entry.name}`;
+            const name = decodeName(entry.name);
+            if (name === undefined) {
+              undecodable.push({ path: `${directory}/${lossyUtf8.decode(entry.name)}`, directory: entry.isDirectory() });
+              continue;
+            }
+            if (name === '.git') continue;
+            const path = `${directory}/${name}`;
             if (isUnder(path, input.localPath)) continue;
             // Dirent types come from lstat semantics: a link to a directory is not a directory here.
             if (entry.isDirectory()) next.push(path);
@@ -131,5 +184,5 @@ async function walk(input: DiscoveryInput, diagnostics: Diagnostic[]): Promise<s
     }
     pending = next;
   }
-  return files;
+  return { paths: files, undecodable };
 }

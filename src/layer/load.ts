@@ -5,6 +5,7 @@
 import { resolve } from 'node:path';
 import { MajordomusError } from '../errors.js';
 import { buildIndex } from './build-index.js';
+import { verifyLocalHalf } from './local-half.js';
 import { readManifest } from './manifest.js';
 import { findRoot } from './root.js';
 import type { Diagnostic, DiscoveryMode, LayerIndex } from './types.js';
@@ -12,7 +13,8 @@ import type { Diagnostic, DiscoveryMode, LayerIndex } from './types.js';
 export { buildIndex, MAX_FILE_BYTES } from './build-index.js';
 export { repositoryId } from './identity.js';
 export { findRoot, type RootLocation } from './root.js';
-export { readManifest, parseManifest, ManifestSchema, MANIFEST_PATH, type Manifest } from './manifest.js';
+export { verifyLocalHalf } from './local-half.js';
+export { readManifest, parseManifest, MANIFEST_PATH, type Manifest } from './manifest.js';
 export { KIND_SCHEMAS, KINDS, objectUri } from './kinds.js';
 export { searchObjects, type SearchHit, type SearchOptions } from './search.js';
 
@@ -32,11 +34,16 @@ export function formatDiagnostic(diagnostic: Diagnostic): string {
   return `${diagnostic.severity} ${diagnostic.code} ${diagnostic.path}: ${diagnostic.message}`;
 }
 
-/** Finds the root, reads its manifest and builds the index; see LoadOptions for the refusals. */
+/**
+ * Finds the root, reads its manifest, checks the local half and builds the index; see LoadOptions
+ * for the refusals.
+ */
 export async function loadLayer(options: LoadOptions): Promise<LayerIndex> {
   const start = options.repo === undefined ? resolve(options.cwd) : resolve(options.cwd, options.repo);
   const { root, manifestPath } = await findRoot(start);
   const manifest = await readManifest(manifestPath);
+  // Refused here too, though loading writes nothing: `--inspect` answers what `mcp` would.
+  await verifyLocalHalf(root, manifest.localPath);
   const index = await buildIndex(root, manifest, options.discovery);
   if (options.strict && index.state === 'degraded') {
     const lines = index.diagnostics.map((diagnostic) => `  - ${formatDiagnostic(diagnostic)}`);

@@ -1,52 +1,28 @@
 /**
- * `.ai/manifest.yaml`: read, parse and validate with a strict schema. Any problem is fatal
+ * `.ai/manifest.yaml`: read, parse and validate strictly. Any problem is fatal
  * (MAJ_MANIFEST_INVALID) and names the file: a layer whose contract cannot be read is not served.
+ *
+ * This is the one validator of the manifest, and every `mcp` runs it before it derives the lease
+ * path from `local.path` — bridges included. That is why it is written out by hand rather than as
+ * a zod schema like the kinds: loading zod costs a bridge more than the rest of its cold start
+ * (docs/PERFORMANCE.md holds the bar), and four keys are checked plainly in a few lines.
  */
-import { readFile } from 'node:fs/promises';
+import { lstat, open } from 'node:fs/promises';
 import { posix } from 'node:path';
-import { z } from 'zod';
 import { MajordomusError, errorMessage } from '../errors.js';
 import { isMapping, parseYaml } from './front-matter.js';
+import { DEFAULT_LOCAL_PATH } from './identity.js';
+import { NO_FOLLOW_READ, nonRegularKind, readBounded } from './regular-file.js';
 import { OBJECT_KINDS, type ObjectKind } from './types.js';
 
 export const MANIFEST_SCHEMA_ID = 'ai-repository/v1';
 export { MANIFEST_PATH } from './identity.js';
 
-/** A path below the root: relative, `/`-separated, normalised, never leaving the root. */
-const layerPath = z
-  .string()
-  .min(1)
-  .refine((value) => !value.includes('\\') && !posix.isAbsolute(value), 'must be a relative path with "/" separators')
-  .refine((value) => {
-    const normal = posix.normalize(value).replace(/\/+$/, '');
-    return normal !== '.' && normal !== '..' && !normal.startsWith('../');
-  }, 'must name a directory below the root');
+/** A manifest is a few lines; anything larger is refused before it is parsed. */
+export const MAX_MANIFEST_BYTES = 64 * 1024;
 
-export const ManifestSchema = z
-  .strictObject({
-    schema: z.literal(MANIFEST_SCHEMA_ID),
-    repo: z.strictObject({ path: layerPath }).default({ path: '.ai/repo' }).describe('The tracked half of the layer.'),
-    local: z
-      .strictObject({ path: layerPath })
-      .default({ path: '.ai/local' })
-      .describe('The git-ignored half: operational state, never served.'),
-    sections: z
-      .array(z.enum(OBJECT_KINDS))
-      .optional()
-      .describe('The kinds this layer serves; all of them when omitted.'),
-  })
-  .superRefine((manifest, context) => {
-    const repo = normalise(manifest.repo.path);
-    const local = normalise(manifest.local.path);
-    if (repo === local || repo.startsWith(`${local}/`)) {
-      context.addIssue({ code: 'custom', path: ['local', 'path'], message: 'the local half must not contain the repo half' });
-    }
-    const seen = new Set<string>();
-    for (const section of manifest.sections ?? []) {
-      if (seen.has(section)) context.addIssue({ code: 'custom', path: ['sections'], message: `"${section}" is listed twice` });
-      seen.add(section);
-    }
-  });
+const DEFAULT_REPO_PATH = '.ai/repo';
+const TOP_KEYS = ['schema', 'repo', 'local', 'sections'];
 
 /** The manifest as the index uses it: normalised paths, the enabled kinds in table order. */
 export interface Manifest {
@@ -62,41 +38,133 @@ function normalise(path: string): string {
   return posix.normalize(path).replace(/\/+$/, '');
 }
 
+/** Why `value` is not a path below the root that a half may name, or undefined when it is one. */
+function layerPathProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length === 0) return 'must be a non-empty string';
+  if (value.includes('\\') || posix.isAbsolute(value)) return 'must be a relative path with "/" separators';
+  const normal = normalise(value);
+  if (normal === '.' || normal === '..' || normal.startsWith('../')) return 'must name a directory below the root';
+  // git's own directory is never part of a layer, neither to serve nor to write state into
+  // (compared without case: on macOS `.GIT` is the same directory).
+  if (normal.split('/').some((segment) => segment.toLowerCase() === '.git')) return 'must not be .git or inside a .git directory';
+  return undefined;
+}
+
+function unknownKeys(value: Record<string, unknown>, known: readonly string[], at: string): string | undefined {
+  const keys = Object.keys(value)
+    .filter((key) => !known.includes(key))
+    .map((key) => `"${at}${key}"`);
+  return keys.length === 0 ? undefined : `unknown ${keys.length === 1 ? 'key' : 'keys'} ${keys.join(', ')}`;
+}
+
+/** One half (`repo` or `local`): `{path}`, or absent for the default. Pushes problems; answers the normalised path. */
+function half(value: unknown, name: 'repo' | 'local', fallback: string, problems: string[]): string | undefined {
+  if (value === undefined) return fallback;
+  if (!isMapping(value)) {
+    problems.push(`${name}: must be a mapping with "path"`);
+    return undefined;
+  }
+  const extra = unknownKeys(value, ['path'], `${name}.`);
+  if (extra !== undefined) problems.push(extra);
+  const problem = layerPathProblem(value.path);
+  if (problem !== undefined) {
+    problems.push(`${name}.path: ${problem}`);
+    return undefined;
+  }
+  return normalise(value.path as string);
+}
+
+function sectionsOf(value: unknown, problems: string[]): ObjectKind[] {
+  if (value === undefined) return [...OBJECT_KINDS];
+  if (!Array.isArray(value)) {
+    problems.push(`sections: must be a list of kinds (${OBJECT_KINDS.join(', ')})`);
+    return [];
+  }
+  const seen = new Set<unknown>();
+  value.forEach((section: unknown, index) => {
+    if (!(OBJECT_KINDS as readonly unknown[]).includes(section)) {
+      problems.push(`sections.${index}: ${JSON.stringify(section)} is not a kind (${OBJECT_KINDS.join(', ')})`);
+    } else if (seen.has(section)) {
+      problems.push(`sections: "${String(section)}" is listed twice`);
+    }
+    seen.add(section);
+  });
+  return OBJECT_KINDS.filter((kind) => seen.has(kind));
+}
+
 /** Validates a parsed manifest value; `file` names the manifest in the error. */
 export function parseManifest(value: unknown, file: string): Manifest {
   if (!isMapping(value)) {
     throw new MajordomusError('MAJ_MANIFEST_INVALID', `${file}: the manifest must be a YAML mapping with "schema: ${MANIFEST_SCHEMA_ID}"`);
   }
-  const result = ManifestSchema.safeParse(value);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => {
-      const at = issue.path.map(String).join('.');
-      if (issue.code === 'unrecognized_keys') {
-        const keys = issue.keys.map((key) => (at === '' ? key : `${at}.${key}`));
-        return `unknown ${keys.length === 1 ? 'key' : 'keys'} ${keys.map((key) => `"${key}"`).join(', ')}`;
-      }
-      return `${at === '' ? '(root)' : at}: ${issue.message}`;
-    });
+  const problems: string[] = [];
+  const extra = unknownKeys(value, TOP_KEYS, '');
+  if (extra !== undefined) problems.push(extra);
+  if (value.schema !== MANIFEST_SCHEMA_ID) {
+    problems.push(`schema: must be "${MANIFEST_SCHEMA_ID}", not ${value.schema === undefined ? 'missing' : JSON.stringify(value.schema)}`);
+  }
+  const repo = half(value.repo, 'repo', DEFAULT_REPO_PATH, problems);
+  const local = half(value.local, 'local', DEFAULT_LOCAL_PATH, problems);
+  const sections = sectionsOf(value.sections, problems);
+  if (repo !== undefined && local !== undefined) {
+    // The local half is written to (the lease); inside the repo half it would land in the served,
+    // tracked tree.
+    if (local === repo || local.startsWith(`${repo}/`)) problems.push(`local.path: must not be inside the repo half (${repo}), nor be it`);
+    else if (repo.startsWith(`${local}/`)) problems.push('local.path: the local half must not contain the repo half');
+  }
+  if (problems.length > 0 || repo === undefined || local === undefined) {
     throw new MajordomusError('MAJ_MANIFEST_INVALID', `${file}: invalid manifest: ${problems.join('; ')}`);
   }
-  const enabled = new Set(result.data.sections ?? OBJECT_KINDS);
-  return {
-    schema: MANIFEST_SCHEMA_ID,
-    repoPath: normalise(result.data.repo.path),
-    localPath: normalise(result.data.local.path),
-    sections: OBJECT_KINDS.filter((kind) => enabled.has(kind)),
-  };
+  return { schema: MANIFEST_SCHEMA_ID, repoPath: repo, localPath: local, sections };
+}
+
+/**
+ * The manifest's bytes. Never opens anything but a regular file: a FIFO would block the open (and
+ * the process with it), a device could be endless, a link could lead anywhere.
+ */
+async function readManifestBytes(manifestPath: string): Promise<Buffer> {
+  const refuse = (why: string, cause?: unknown): MajordomusError =>
+    new MajordomusError('MAJ_MANIFEST_INVALID', `${manifestPath}: ${why}`, cause === undefined ? undefined : { cause });
+  let info;
+  try {
+    info = await lstat(manifestPath);
+  } catch (error) {
+    throw refuse(`cannot read the manifest: ${errorMessage(error)}`, error);
+  }
+  if (info.isSymbolicLink()) throw refuse('the manifest is a symbolic link; it must be a regular file (links are never followed)');
+  if (!info.isFile()) throw refuse(`the manifest is ${nonRegularKind(info)}, not a regular file`);
+  const tooLarge = `the manifest is over the ${MAX_MANIFEST_BYTES}-byte (64 KiB) limit; it was not read`;
+  if (info.size > MAX_MANIFEST_BYTES) throw refuse(tooLarge);
+  let handle;
+  try {
+    handle = await open(manifestPath, NO_FOLLOW_READ);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw refuse('the manifest became a symbolic link while it was read', error);
+    throw refuse(`cannot read the manifest: ${errorMessage(error)}`, error);
+  }
+  try {
+    // Swapped for something else between lstat and open: judge what was opened.
+    const opened = await handle.stat();
+    if (!opened.isFile()) throw refuse(`the manifest is ${nonRegularKind(opened)}, not a regular file`);
+    const bytes = await readBounded(handle, opened.size, MAX_MANIFEST_BYTES);
+    if (bytes === undefined) throw refuse(tooLarge);
+    return bytes;
+  } catch (error) {
+    if (error instanceof MajordomusError) throw error;
+    throw refuse(`cannot read the manifest: ${errorMessage(error)}`, error);
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Reads and validates the manifest at `manifestPath`; every failure is MAJ_MANIFEST_INVALID. */
 export async function readManifest(manifestPath: string): Promise<Manifest> {
+  const bytes = await readManifestBytes(manifestPath);
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(await readFile(manifestPath));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (error) {
-    throw new MajordomusError('MAJ_MANIFEST_INVALID', `${manifestPath}: cannot read the manifest: ${errorMessage(error)}`, {
-      cause: error,
-    });
+    throw new MajordomusError('MAJ_MANIFEST_INVALID', `${manifestPath}: the manifest is not valid UTF-8`, { cause: error });
   }
   const parsed = parseYaml(text);
   if (!parsed.ok) throw new MajordomusError('MAJ_MANIFEST_INVALID', `${manifestPath}: malformed YAML: ${parsed.message}`);

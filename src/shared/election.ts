@@ -1,6 +1,6 @@
 /**
- * The election: who serves this checkout. A process tries to create the lease; the one that
- * succeeds binds and serves, the others read the file and decide what it is:
+ * The election: who serves this checkout. A process reads the lease and decides what it is; where
+ * there is none it tries to create it, and the one that succeeds binds and serves:
  *
  * - live: its server answers the probe for this checkout → attach to it;
  * - binding: young, no URL yet, its process alive → wait 100 ms and look again;
@@ -9,6 +9,7 @@
  *
  * Whatever the file holds, the election ends within its deadline (invariant 6).
  */
+import { verifyLocalHalf } from '../layer/local-half.js';
 import { log } from '../log.js';
 import { createLease, LeaseUnavailable, newLeaseDocument, readLease, removeLeaseIfUnchanged, type LeaseDocument, type LeaseReading } from './lease.js';
 import type { Checkout } from './locate.js';
@@ -87,13 +88,20 @@ export async function elect(options: ElectionOptions): Promise<ElectionOutcome> 
   const grace = options.bindGraceMs ?? BIND_GRACE_MS;
   const path = options.checkout.leasePath;
   const predecessor: Predecessor = { token: null };
+  let verified = false;
+  // The lease is read first: a bridge finds its live server without writing anything (and without
+  // the git call that guards writing).
   while (now() < deadline) {
-    const doc = newLeaseDocument(options.checkout.root, options.version);
-    if (await createLease(path, doc)) return { role: 'owner', lease: doc, predecessor };
     const verdict = await judgeLease(await readLease(path), options.checkout, grace, now());
     switch (verdict.kind) {
-      case 'absent':
+      case 'absent': {
+        // Nothing is written below local.path before it is known to be a real, untracked directory.
+        if (!verified) await verifyLocalHalf(options.checkout.root, options.checkout.localPath);
+        verified = true;
+        const doc = newLeaseDocument(options.checkout.root, options.version);
+        if (await createLease(path, doc)) return { role: 'owner', lease: doc, predecessor };
         continue;
+      }
       case 'live':
         return { role: 'bridge', url: verdict.url, token: verdict.token };
       case 'binding':

@@ -10,8 +10,8 @@
  * whose token it still carries.
  */
 import { randomBytes } from 'node:crypto';
-import { linkSync, readFileSync, unlinkSync } from 'node:fs';
-import { link, lstat, mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { constants, linkSync, readFileSync, unlinkSync } from 'node:fs';
+import { link, lstat, mkdir, open, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 export const LEASE_SCHEMA = 'majordomus-mcp-lease/v1';
@@ -88,11 +88,23 @@ export async function readLease(path: string): Promise<LeaseReading> {
   let raw: string;
   let modifiedMs: number;
   try {
-    [raw, modifiedMs] = await Promise.all([readFile(path, 'utf8'), stat(path).then((s) => s.mtimeMs)]);
+    // Opened without following a link and without blocking, then checked: a FIFO planted at
+    // the lease path would otherwise hang the read.
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      const info = await handle.stat();
+      if (!info.isFile()) {
+        return { state: 'corrupt', detail: info.isDirectory() ? 'a directory, not a file' : 'not a regular file', raw: '', modifiedMs: 0 };
+      }
+      modifiedMs = info.mtimeMs;
+      raw = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { state: 'absent' };
-    if (code === 'EISDIR') return { state: 'corrupt', detail: 'a directory, not a file', raw: '', modifiedMs: 0 };
+    if (code === 'ELOOP') return { state: 'corrupt', detail: 'a symbolic link, not a file', raw: '', modifiedMs: 0 };
     throw unavailable(path, error);
   }
   if (raw.length === 0) return { state: 'empty', raw: '', modifiedMs };
@@ -127,9 +139,10 @@ export async function removeLeaseIfUnchanged(path: string, raw: string): Promise
     throw unavailable(path, error);
   }
   const discard = (): Promise<void> => rm(aside, { recursive: true, force: true }).catch(() => undefined);
-  // A directory where the lease belongs was judged corrupt as it stands (raw ''); nothing races it.
-  const isDirectory = await lstat(aside).then((s) => s.isDirectory(), () => false);
-  const moved = isDirectory ? '' : await readFile(aside, 'utf8').catch(() => null);
+  // What is not a regular file (a directory, a FIFO) was judged corrupt as it stands (raw '');
+  // it is never opened.
+  const isFile = await lstat(aside).then((s) => s.isFile(), () => false);
+  const moved = isFile ? await readFile(aside, 'utf8').catch(() => null) : '';
   if (moved === raw) {
     await discard();
     return true;

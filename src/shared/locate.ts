@@ -1,39 +1,37 @@
 /**
- * Finds the root and its lease without loading the layer: the root search, the manifest's
- * `local.path` (read with a YAML parser, never validated here — the owner validates the whole
- * manifest when it loads the layer) and the repository id the probe compares.
+ * Finds the root and its lease without loading the layer: the root search, the manifest (the
+ * whole of it validated before any path is derived from it — a lease path taken from an
+ * unchecked `local.path` could point outside the checkout, into `.git` or into the tracked tree)
+ * and the repository id the probe compares.
  */
-import { readFile, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse } from 'yaml';
-import { DEFAULT_LOCAL_PATH, repositoryId } from '../layer/identity.js';
+import { repositoryId } from '../layer/identity.js';
 import { findRoot } from '../layer/root.js';
 
 export interface Checkout {
   /** Real path of the root. */
   root: string;
   repositoryId: string;
+  /** The manifest's validated `local.path`: relative to the root, `/` separators. */
+  localPath: string;
   leasePath: string;
 }
 
 export const LEASE_BELOW_LOCAL = 'state/mcp/server.json';
 
-async function localPath(manifestPath: string): Promise<string> {
-  try {
-    const manifest = parse(await readFile(manifestPath, 'utf8')) as { local?: { path?: unknown } } | null;
-    const path = manifest?.local?.path;
-    return typeof path === 'string' && path.length > 0 ? path : DEFAULT_LOCAL_PATH;
-  } catch {
-    return DEFAULT_LOCAL_PATH; // A broken manifest is reported by whoever loads the layer.
-  }
-}
-
+/** Finds the checkout from `start`; an invalid manifest is MAJ_MANIFEST_INVALID, before anything is written. */
 export async function locateCheckout(start: string): Promise<Checkout> {
   const found = await findRoot(start);
+  // The one validator of the manifest, loaded on demand: it brings zod, which a bridge never
+  // needs otherwise (the layering test keeps the static imports of this path light).
+  const { readManifest } = await import('../layer/manifest.js');
+  const manifest = await readManifest(found.manifestPath);
   const root = await realpath(found.root);
   return {
     root,
     repositoryId: repositoryId(root),
-    leasePath: join(root, await localPath(found.manifestPath), LEASE_BELOW_LOCAL),
+    localPath: manifest.localPath,
+    leasePath: join(root, manifest.localPath, LEASE_BELOW_LOCAL),
   };
 }

@@ -56,26 +56,25 @@ describe('discovery', () => {
   });
 
   it('skips .git and the local half in filesystem mode', async () => {
-    const root = await fixtures.tree(
-      {
-        '.ai/repo/rules/kept.md': '# Kept\n',
-        '.ai/repo/rules/.git/hidden.md': '# In a .git directory\n',
-        '.ai/repo/local/rules/secret.md': '# In the local half\n',
-      },
-      'schema: ai-repository/v1\nrepo: { path: .ai/repo }\nlocal: { path: .ai/repo/local }\n',
-    );
+    const root = await fixtures.tree({
+      '.ai/repo/rules/kept.md': '# Kept\n',
+      '.ai/repo/rules/.git/hidden.md': '# In a .git directory\n',
+      '.ai/local/rules/secret.md': '# In the local half\n',
+    });
     expect(await uris(root, 'filesystem')).toEqual(['majordomus://rule/kept']);
+    // The manifest refuses a local half inside the repo half; discovery leaves it out regardless.
+    await put(root, '.ai/repo/local/rules/secret.md', '# In the local half\n');
     const found = await discover({ root, repoPath: '.ai/repo', localPath: '.ai/repo/local', mode: 'filesystem' });
     expect(found.paths).toEqual(['.ai/repo/rules/kept.md']);
   });
 
-  it('never serves the local half, even when its files are tracked', async () => {
-    const root = await fixtures.tree(
-      { '.ai/repo/rules/kept.md': '# Kept\n', '.ai/repo/local/rules/forced.md': '# Forced\n' },
-      'schema: ai-repository/v1\nrepo: { path: .ai/repo }\nlocal: { path: .ai/repo/local }\n',
-    );
+  it('never serves the local half, even when its files are tracked and it lies inside the repo half', async () => {
+    const root = await fixtures.tree({ '.ai/repo/rules/kept.md': '# Kept\n', '.ai/repo/local/rules/forced.md': '# Forced\n' });
     gitTrack(root);
-    expect(await uris(root, 'vcs')).toEqual(['majordomus://rule/kept']);
+    // Only a hand-made manifest can say this (the schema refuses it): the index still holds the line.
+    const manifest = { ...(await readManifest(join(root, '.ai', 'manifest.yaml'))), localPath: '.ai/repo/local' };
+    const index = await buildIndex(root, manifest, 'vcs');
+    expect(index.objects.map((object) => object.uri)).toEqual(['majordomus://rule/kept']);
   });
 
   it('serves an empty layer when the repo half does not exist', async () => {

@@ -21,7 +21,7 @@ export class Fixtures {
   }
 
   /** A fresh directory holding `files` (paths relative to it) and, unless given, a valid manifest. */
-  async tree(files: Record<string, string | Buffer>, manifest: string | null = MANIFEST): Promise<string> {
+  async tree(files: Record<string, string | Buffer>, manifest: string | Buffer | null = MANIFEST): Promise<string> {
     const root = await this.dir();
     if (manifest !== null) await put(root, '.ai/manifest.yaml', manifest);
     for (const [path, content] of Object.entries(files)) await put(root, path, content);

@@ -4,9 +4,14 @@
  * - no root → MAJ_NO_ROOT naming every directory looked at;
  * - a broken manifest (malformed YAML, unknown key, schema violation, unreadable) stops the search
  *   there with MAJ_MANIFEST_INVALID, even when a valid manifest exists further up;
+ * - the manifest is only ever opened as a regular file: a directory, a FIFO (without blocking), a
+ *   symbolic link, a file over 64 KiB or bytes that are not UTF-8 are refusals naming why;
+ * - the paths: local.path neither inside nor equal to repo.path, nor containing it; neither half
+ *   in .git;
  * - --repo replaces cwd as the start of the search.
  */
-import { mkdir } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MajordomusError } from '../../../src/errors.js';
@@ -120,8 +125,92 @@ describe('the manifest', () => {
     await mkdir(join(inner, '.ai', 'manifest.yaml'), { recursive: true });
     const error = await refusal(loadLayer({ cwd: inner, discovery: 'filesystem', strict: false }));
     expect(error.code).toBe('MAJ_MANIFEST_INVALID');
-    expect(error.message).toContain('cannot read the manifest');
-    expect(error.message).toContain('EISDIR');
+    expect(error.message).toContain(join(inner, '.ai', 'manifest.yaml'));
+    expect(error.message).toContain('the manifest is a directory, not a regular file');
+  });
+
+  it('refuses a FIFO at the manifest path without opening it', async () => {
+    const root = await fixtures.tree({}, null);
+    await mkdir(join(root, '.ai'));
+    execFileSync('mkfifo', [join(root, '.ai', 'manifest.yaml')]);
+    // A blocking open of a FIFO without a writer never returns: the test would time out.
+    const error = await refusal(readManifest(join(root, '.ai', 'manifest.yaml')));
+    expect(error.code).toBe('MAJ_MANIFEST_INVALID');
+    expect(error.message).toContain('the manifest is a FIFO, not a regular file');
+  });
+
+  it('refuses a manifest that is a symbolic link, even to a valid manifest', async () => {
+    const root = await fixtures.tree({ '.ai/real.yaml': MANIFEST }, null);
+    await symlink('real.yaml', join(root, '.ai', 'manifest.yaml'));
+    const error = await refusal(loadLayer({ cwd: root, discovery: 'filesystem', strict: false }));
+    expect(error.code).toBe('MAJ_MANIFEST_INVALID');
+    expect(error.message).toContain('the manifest is a symbolic link');
+  });
+
+  it('refuses a manifest over 64 KiB and accepts one of exactly 64 KiB', async () => {
+    const exact = `${MANIFEST}#${'x'.repeat(64 * 1024 - MANIFEST.length - 2)}\n`;
+    expect(Buffer.byteLength(exact)).toBe(64 * 1024);
+    const root = await fixtures.tree({}, exact);
+    await expect(readManifest(join(root, '.ai', 'manifest.yaml'))).resolves.toMatchObject({ repoPath: '.ai/repo' });
+    await writeFile(join(root, '.ai', 'manifest.yaml'), `${exact}#\n`);
+    const error = await refusal(readManifest(join(root, '.ai', 'manifest.yaml')));
+    expect(error.message).toContain('over the 65536-byte (64 KiB) limit');
+  });
+
+  it('refuses a manifest that is not UTF-8', async () => {
+    const root = await fixtures.tree({}, Buffer.from('schema: ai-repository/v1\n# caf\xe9\n', 'latin1'));
+    const error = await refusal(readManifest(join(root, '.ai', 'manifest.yaml')));
+    expect(error.message).toContain('not valid UTF-8');
+  });
+
+  it.each([
+    ['local: { path: .ai/repo/rules }', 'local.path: must not be inside the repo half (.ai/repo)'],
+    ['local: { path: .ai/repo }', 'local.path: must not be inside the repo half (.ai/repo)'],
+    ['local: { path: ./.ai/repo/ }', 'local.path: must not be inside the repo half (.ai/repo)'],
+    ['local: { path: .ai }', 'local.path: the local half must not contain the repo half'],
+    ['local: { path: .git }', 'local.path: must not be .git or inside a .git directory'],
+    ['local: { path: .git/majordomus }', 'local.path: must not be .git or inside a .git directory'],
+    ['local: { path: vendor/.GIT/x }', 'local.path: must not be .git or inside a .git directory'],
+    ['local: { path: ../ESCAPED/x }', 'local.path: must name a directory below the root'],
+    ['local: { path: . }', 'local.path: must name a directory below the root'],
+    ['repo: { path: .git/layer }', 'repo.path: must not be .git or inside a .git directory'],
+  ])('refuses the manifest paths %s', async (paths, expected) => {
+    const root = await fixtures.tree({}, `schema: ai-repository/v1\n${paths}\n`);
+    const error = await refusal(readManifest(join(root, '.ai', 'manifest.yaml')));
+    expect(error.code).toBe('MAJ_MANIFEST_INVALID');
+    expect(error.message).toContain(expected);
+  });
+
+  it.each([
+    ['schema: ai-repository/v1\nrepo: 3\n', 'repo: must be a mapping with "path"'],
+    ['schema: ai-repository/v1\nlocal: { path: "" }\n', 'local.path: must be a non-empty string'],
+    ['schema: ai-repository/v1\nrepo: { path: "a\\\\b" }\n', 'repo.path: must be a relative path with "/" separators'],
+    ['schema: ai-repository/v1\nsections: rule\n', 'sections: must be a list of kinds'],
+    ['schema: ai-repository/v1\nsections: [rule, rule]\n', 'sections: "rule" is listed twice'],
+    ['schema: ai-repository/v1\nsections: [rule, recipe]\n', 'sections.1: "recipe" is not a kind'],
+    ['repo: { path: .ai/repo }\n', 'schema: must be "ai-repository/v1", not missing'],
+    ['schema: ai-repository/v1\nextra: 1\nmore: 2\n', 'unknown keys "extra", "more"'],
+  ])('names the problem of %j', async (text, expected) => {
+    const root = await fixtures.tree({}, text);
+    const error = await refusal(readManifest(join(root, '.ai', 'manifest.yaml')));
+    expect(error.message).toContain(expected);
+  });
+
+  it('names every problem of a manifest at once', async () => {
+    const root = await fixtures.tree({}, 'schema: ai-repository/v2\nrepo: { path: /abs }\nlocal: { path: .git }\n');
+    const error = await refusal(readManifest(join(root, '.ai', 'manifest.yaml')));
+    expect(error.message).toContain('schema: must be "ai-repository/v1", not "ai-repository/v2"; repo.path: must be a relative path');
+    expect(error.message).toContain('; local.path: must not be .git');
+  });
+
+  it('keeps the listed sections in the order of the kind table', async () => {
+    const root = await fixtures.tree({}, 'schema: ai-repository/v1\nsections: [policy, rule]\n');
+    await expect(readManifest(join(root, '.ai', 'manifest.yaml'))).resolves.toMatchObject({ sections: ['rule', 'policy'] });
+  });
+
+  it('accepts halves side by side, and a local half whose name merely starts like the repo half', async () => {
+    const root = await fixtures.tree({}, 'schema: ai-repository/v1\nrepo: { path: .ai/repo }\nlocal: { path: .ai/repo-local }\n');
+    await expect(readManifest(join(root, '.ai', 'manifest.yaml'))).resolves.toMatchObject({ repoPath: '.ai/repo', localPath: '.ai/repo-local' });
   });
 
   it('defaults repo, local and sections when they are omitted', async () => {

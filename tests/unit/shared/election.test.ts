@@ -9,15 +9,17 @@
  * - elect: wins an empty directory as owner; attaches to a live server as a bridge; takes over a
  *   corrupt lease and says so on stderr; continues the peer numbers of a dead server and writes
  *   them into its own lease; gives up with LeaseUnavailable when a lease stays binding past the
- *   deadline, and leaves that lease alone.
+ *   deadline, and leaves that lease alone; refuses a local half that is a symbolic link before
+ *   writing anything (MAJ_MANIFEST_INVALID), leaving the link's target empty.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MajordomusError } from '../../../src/errors.js';
 import { elect, judgeLease } from '../../../src/shared/election.js';
 import { LEASE_SCHEMA, LeaseUnavailable, readLease, type LeaseDocument, type LeaseReading } from '../../../src/shared/lease.js';
 import type { Checkout } from '../../../src/shared/locate.js';
@@ -33,7 +35,7 @@ const servers: Server[] = [];
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'majordomus-election-'));
-  checkout = { root: dir, repositoryId: 'repo-under-test', leasePath: join(dir, 'local', 'state', 'mcp', 'server.json') };
+  checkout = { root: dir, repositoryId: 'repo-under-test', localPath: 'local', leasePath: join(dir, 'local', 'state', 'mcp', 'server.json') };
 });
 
 afterEach(async () => {
@@ -203,5 +205,16 @@ describe('elect', () => {
     await expect(elect({ checkout, version: '0.0.0-test', deadlineMs: 300, bindGraceMs: 600_000 })).rejects.toBeInstanceOf(LeaseUnavailable);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(readFileSync(checkout.leasePath, 'utf8')).toBe(text);
+  });
+
+  it('refuses a local half that is a symbolic link before writing anything, and leaves its target empty', async () => {
+    const elsewhere = join(dir, 'elsewhere');
+    mkdirSync(elsewhere);
+    symlinkSync(elsewhere, join(dir, 'local'));
+    const refusal = await elect({ checkout, version: '0.0.0-test' }).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(MajordomusError);
+    expect((refusal as MajordomusError).code).toBe('MAJ_MANIFEST_INVALID');
+    expect((refusal as MajordomusError).message).toContain('local.path: local is a symbolic link');
+    expect(readdirSync(elsewhere)).toEqual([]);
   });
 });
