@@ -28,7 +28,6 @@ import {
   openHttpSession,
   peersVia,
   toolOutput,
-  postMcp,
   readLeaseDoc,
   waitForLease,
   waitForLog,
@@ -168,11 +167,15 @@ describe('peers of one shared server', () => {
       ['{"jsonrpc":"2.0","id":19,"method":"tools/list"', null],
     ];
     for (const [line, id] of lines) {
-      const fromOwner = await owner.exchange(line, id as string | number);
-      const fromBridge = await bridge.exchange(line, id as string | number);
+      const fromOwner = await owner.exchange(line, id);
+      const fromBridge = await bridge.exchange(line, id);
       expect(fromBridge, line).toBe(fromOwner);
     }
-    expect(JSON.parse(await bridge.exchange(lines[1]?.[0] as string, 'get')).result.structuredContent.uri).toBe(RULE_URI);
+    // After the refusals and the unparsable line the bridge still serves: the same call again
+    // gets a second, new answer (exchange waits for a line written after the request).
+    const again = await bridge.exchange(lines[1]?.[0] as string, 'get');
+    expect(JSON.parse(again).result.structuredContent.uri).toBe(RULE_URI);
+    expect(bridge.answersTo('get')).toHaveLength(2);
   });
 
   it('expires a silent HTTP session with its peer while a pinging bridge keeps its own', async () => {
@@ -210,10 +213,13 @@ describe('peers of one shared server', () => {
     expect(own.you).toBe('p2');
     expect(bridge.stderr()).not.toContain('lost the shared server');
     expect((await readLeaseDoc(repo.root))?.pid).toBe(owner.pid);
-    // A new initialize is still welcome (the server holds the lease).
-    const fresh = await postMcp(lease.url as string, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }));
-    expect(fresh.status).toBe(400);
-    expect(fresh.json().error.code).toBe('session_required');
+    // A new initialize is still welcome (the server holds the lease): a session and a new peer.
+    const { session: fresh } = await openHttpSession(lease.url as string, 'late-agent');
+    scene.defer(async () => {
+      await fresh.close();
+    });
+    expect(fresh.peerId).toBe('p4');
+    expect((await fresh.peers()).you).toBe('p4');
   });
 
   it('re-attaches a bridge whose session expired to the same server, keeping its peer id', async () => {

@@ -164,8 +164,12 @@ export class RawMcp {
     return this.cli.stderr();
   }
 
-  /** Writes `line` and answers the raw stdout line whose id is `id`. */
-  async exchange(line: string, id: string | number, timeoutMs = START_TIMEOUT_MS): Promise<string> {
+  /**
+   * Writes `line` and answers the first raw stdout line whose id is `id` written after it: an
+   * earlier answer with the same id (the same request sent twice) is never taken for this one.
+   */
+  async exchange(line: string, id: string | number | null, timeoutMs = START_TIMEOUT_MS): Promise<string> {
+    const from = this.cli.lines().length;
     this.cli.send(line);
     return this.cli.waitForLine(
       (text) => {
@@ -175,8 +179,19 @@ export class RawMcp {
           return false;
         }
       },
-      { timeoutMs },
+      { from, timeoutMs },
     );
+  }
+
+  /** The complete stdout lines answering `id` so far. */
+  answersTo(id: string | number | null): string[] {
+    return this.cli.lines().filter((text) => {
+      try {
+        return (JSON.parse(text) as RpcMessage).id === id;
+      } catch {
+        return false;
+      }
+    });
   }
 
   /** The line of a request with a fresh id (for exchanging the same bytes elsewhere). */
