@@ -152,7 +152,7 @@ start_client second 6
 PID_SECOND=${PIDS[${#PIDS[@]} - 1]}
 send 6 "${INIT/CLIENT/case-second}" "$INITIALIZED" "$PEERS"
 if wait_until "$WAIT_SECONDS" has_answer "$TMP/second.out" 2 &&
-  has_text "$TMP/second.err" 'attached to the shared server'; then
+  wait_until "$WAIT_SECONDS" has_text "$TMP/second.err" 'attached to the shared server'; then
   ok 'the second client attaches to the shared server'
 else
   not_ok 'the second client attaches to the shared server' 'stderr:'

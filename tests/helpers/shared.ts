@@ -70,8 +70,18 @@ export async function waitForLease(root: string, accept: (doc: LeaseDoc) => bool
   );
 }
 
-/** Waits (bounded) until a log matches; answers the match. */
-export async function waitForLog(stderr: () => string, pattern: RegExp, timeoutMs = START_TIMEOUT_MS): Promise<RegExpMatchArray> {
+/** A pattern that matches `text` as written. */
+export function literally(text: string): RegExp {
+  return new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+}
+
+/**
+ * Waits (bounded) until a log matches (a string: contains it); answers the match. stderr is read
+ * from its own pipe, so a line written before an answer on stdout may still be on its way when
+ * the answer arrives: wait for it, never read it right after the answer.
+ */
+export async function waitForLog(stderr: () => string, expected: RegExp | string, timeoutMs = START_TIMEOUT_MS): Promise<RegExpMatchArray> {
+  const pattern = typeof expected === 'string' ? literally(expected) : expected;
   try {
     return await waitFor(() => pattern.exec(stderr()), { what: `a log line matching ${pattern}`, timeoutMs, intervalMs: 50 });
   } catch (error) {
