@@ -80,6 +80,8 @@ describe('takeover when the server goes', () => {
     const lease = await waitForLease(repo.root, (doc) => doc.token !== before.token);
     expect(lease.pid).toBe(bridge.pid);
     expect(lease.url).not.toBe(before.url);
+    // GET / counts what the main thread last told the HTTP thread, which it does asynchronously.
+    await waitFor(async () => (await rootOf(lease.url as string)).peers === 1, { what: 'GET / of the new server to count its one peer', intervalMs: 100 });
     expect(await rootOf(lease.url as string)).toMatchObject({ leaseholder: true, peers: 1 });
     const got = await toolOutput<{ uri: string }>(bridge.client, 'majordomus_get', { uri: RULE_URI });
     expect(got.uri).toBe(RULE_URI);
