@@ -23,12 +23,13 @@ function expectNoCrash(stderr: string): void {
   expect(stderr).not.toMatch(/Assertion failed|Aborted|core dumped|FATAL ERROR|Segmentation fault/i);
 }
 
-async function timedExit(exited: Promise<ExitStatus>, what: string): Promise<ExitStatus & { ms: number }> {
-  const started = Date.now();
-  const status = await withTimeout(exited, EXIT_BOUND_MS, what);
-  const ms = Date.now() - started;
-  expect(ms, `${what} took ${ms} ms`).toBeLessThan(EXIT_BOUND_MS);
-  return { ...status, ms };
+/**
+ * The exit, or a failure naming `what` once EXIT_BOUND_MS have passed. The bound is the whole
+ * timing check: a signal's graceful stop that overran the product's grace would show as a death
+ * by the signal, which the tests reject with `signal: null`.
+ */
+function exitWithin(exited: Promise<ExitStatus>, what: string): Promise<ExitStatus> {
+  return withTimeout(exited, EXIT_BOUND_MS, what);
 }
 
 async function refusesConnections(port: number): Promise<boolean> {
@@ -67,7 +68,7 @@ describe('serve shutdown', () => {
     const { server } = served;
     await idleKeepAlive(server.port);
     server.child.stdin.end();
-    const exit = await timedExit(server.exited, 'serve to exit after stdin EOF');
+    const exit = await exitWithin(server.exited, 'serve to exit after stdin EOF');
     expect({ code: exit.code, signal: exit.signal }, server.stderr()).toEqual({ code: 0, signal: null });
     expectNoCrash(server.stderr());
     expect(await refusesConnections(server.port)).toBe(true);
@@ -78,7 +79,7 @@ describe('serve shutdown', () => {
     const { server } = served;
     await idleKeepAlive(server.port);
     server.child.kill('SIGTERM');
-    const exit = await timedExit(server.exited, 'serve to exit after SIGTERM');
+    const exit = await exitWithin(server.exited, 'serve to exit after SIGTERM');
     expect({ code: exit.code, signal: exit.signal }, server.stderr()).toEqual({ code: 0, signal: null });
     expect(server.stderr()).toContain('SIGTERM received');
     expectNoCrash(server.stderr());
@@ -90,7 +91,7 @@ describe('serve shutdown', () => {
     const { server } = served;
     expect((await rawRequest({ port: server.port, path: '/' })).status).toBe(200);
     server.child.kill('SIGINT');
-    const exit = await timedExit(server.exited, 'serve to exit after SIGINT');
+    const exit = await exitWithin(server.exited, 'serve to exit after SIGINT');
     expect({ code: exit.code, signal: exit.signal }, server.stderr()).toEqual({ code: 0, signal: null });
     expectNoCrash(server.stderr());
   });
@@ -113,7 +114,7 @@ describe('serve shutdown', () => {
     expect(res.status).toBe(200);
     expect((await rawRequest({ port: server.port, path: '/' })).json().peers).toBe(1);
     server.child.stdin.end();
-    const exit = await timedExit(server.exited, 'serve to exit after stdin EOF');
+    const exit = await exitWithin(server.exited, 'serve to exit after stdin EOF');
     expect({ code: exit.code, signal: exit.signal }, server.stderr()).toEqual({ code: 0, signal: null });
     expectNoCrash(server.stderr());
   });

@@ -105,8 +105,14 @@ describe('/mcp over raw HTTP', () => {
   });
 
   afterEach(async () => {
-    // End what a test opened so the next one starts with an empty board.
+    // End what a test opened so the next one starts with an empty board. The HTTP thread hands a
+    // leave to the board after answering the DELETE, and learns the new count after that: wait
+    // until both GET / and the board say empty.
     while (opened.length > 0) await mcp.del(opened.pop());
+    await waitFor(async () => (await getJson('/')).peers === 0 && (await getJson('/api/v1/peers')).peers.length === 0, {
+      what: 'the board to empty after the DELETEs',
+      intervalMs: 100,
+    });
   });
 
   afterAll(async () => {
@@ -280,7 +286,8 @@ describe('idle /mcp sessions', () => {
     await waitFor(async () => (await peers()).length === 0, { timeoutMs: 30_000, intervalMs: 200, what: 'the idle session to expire' });
     const res = await mcp.rpc('ping', {}, sessionId);
     expectRefusal(res, 404, 'session_not_found');
-    expect((await rawRequest({ port: server.port, path: '/' })).json().peers).toBe(0);
+    // GET / counts what the HTTP thread last heard from the board, just after the board itself.
+    await waitFor(async () => (await rawRequest({ port: server.port, path: '/' })).json().peers === 0, { what: 'GET / to count no peer', intervalMs: 100 });
   });
 });
 

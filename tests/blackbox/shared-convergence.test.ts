@@ -5,7 +5,9 @@
  *   other five attach as bridges to its URL (invariant 1: at most one server per root);
  * - they form one board: six distinct peer ids, and every client's `majordomus_peers` lists all
  *   six with their names (invariant 4);
- * - the election ends well within its 20 s bound under that contention (invariant 6);
+ * - the election ends within its 20 s bound under that contention (invariant 6): a client whose
+ *   election overran would serve alone and say so, so all six attaching or serving proves it
+ *   (a wall clock here would also time six node spawns on a loaded machine);
  * - no tracked file changes (invariant 5).
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,13 +22,13 @@ describe('convergence of clients started together', () => {
   it('makes six clients started at the same instant converge on one server and one board', async () => {
     const repo = await scene.repo({ files: SHARED_LAYER });
     const names = Array.from({ length: CLIENTS }, (_, i) => `agent-${i + 1}`);
-    const started = Date.now();
     const clients = await Promise.all(names.map((name) => scene.client(repo.root, { name })));
-    expect(Date.now() - started).toBeLessThan(20_000);
     // Each has elected before answering initialize; wait for its log line to be read.
     for (const client of clients) await waitForLog(client.stderr, /serving http|attached to the shared server/);
 
     const all = clients.map((c) => c.stderr()).join('\n');
+    expect(all).not.toContain('no server could be elected');
+    expect(all).not.toContain('serving this client alone');
     expect(countOf(all, /serving http:\/\//), all).toBe(1);
     expect(countOf(all, /attached to the shared server/), all).toBe(CLIENTS - 1);
     const owners = clients.filter((c) => SERVING_HTTP.test(c.stderr()));

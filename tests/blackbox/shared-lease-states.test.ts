@@ -24,6 +24,7 @@ import {
   SHARED_LAYER,
   Scene,
   leasePath,
+  literally,
   peersVia,
   toolOutput,
   readLeaseDoc,
@@ -34,8 +35,8 @@ import {
   type SharedClient,
 } from '../helpers/shared.js';
 
-/** The election's bound (SPEC §6). */
-const ELECTION_BOUND_MS = 20_000;
+/** The bind grace: how long a live process's URL-less lease is waited for (SPEC §6). */
+const BIND_GRACE_S = 15;
 const MINUTE_AGO = () => new Date(Date.now() - 60_000);
 
 /** A pid no process has: above the kernel's pid_max. */
@@ -99,6 +100,9 @@ describe('lease states the election takes over', () => {
     expect((await peersVia(otherOwner.client)).peers.map((p) => p.client.name)).toEqual(['other-checkout']);
   });
 
+  /** `{age}` in a detail stands for the seconds the product measured (captured). */
+  const detailPattern = (detail: string): string => literally(detail).source.replace(literally('{age}').source, '(\\d+)');
+
   const STATES = [
     {
       what: 'a file that is not JSON',
@@ -125,7 +129,7 @@ describe('lease states the election takes over', () => {
         await utimes(path, MINUTE_AGO(), MINUTE_AGO());
       },
       kind: 'empty',
-      detail: 'empty for 60 s',
+      detail: 'empty for {age} s',
     },
     {
       what: 'a URL-less lease whose process is gone',
@@ -140,7 +144,7 @@ describe('lease states the election takes over', () => {
         await utimes(path, MINUTE_AGO(), MINUTE_AGO());
       },
       kind: 'abandoned',
-      detail: `no URL 60 s after it was taken by process ${process.pid}`,
+      detail: `no URL {age} s after it was taken by process ${process.pid}`,
     },
   ] as const;
 
@@ -150,16 +154,18 @@ describe('lease states the election takes over', () => {
     await mkdir(dirname(path), { recursive: true });
     await write(path, repo.root);
 
-    const started = Date.now();
     const client = await scene.client(repo.root, { name: `after-${kind}` });
-    expect(Date.now() - started).toBeLessThan(ELECTION_BOUND_MS);
-    expect(client.stderr()).toContain(`found a ${kind} lease at ${path} (${detail}); taking it over`);
+    const found = await waitForLog(client.stderr, new RegExp(`found a ${kind} lease at ${literally(path).source} \\(${detailPattern(detail)}\\); taking it over`));
+    // An age is the file's age when the election judged it: a minute and the time to get there.
+    if (found[1] !== undefined) expect(Number(found[1]), found[0]).toBeGreaterThanOrEqual(60);
+    // Within the election's bound: an election past its deadline serves alone, and expectServes
+    // wants the shared server (a wall clock here would also time the spawn).
     await expectServes(repo.root, client);
     // Nothing but the lease and the saved board is left in its directory (once the server's
     // save of its board, a temp file and a rename, has landed).
     await waitFor(async () => (await readdir(dirname(path))).every((name) => name === 'server.json' || name === 'board.json'), {
       what: 'nothing but server.json and board.json in the lease directory',
-      timeoutMs: 10_000,
+      timeoutMs: 20_000,
     });
   });
 
@@ -172,10 +178,15 @@ describe('lease states the election takes over', () => {
 
     const started = Date.now();
     const client = await scene.client(repo.root, { name: 'patient' });
-    const elapsed = Date.now() - started;
-    expect(elapsed, 'it waits the bind grace out first').toBeGreaterThanOrEqual(14_000);
-    expect(elapsed).toBeLessThan(ELECTION_BOUND_MS + 5_000);
-    expect(client.stderr()).toMatch(new RegExp(`found a abandoned lease at ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(no URL 1[5-9] s after it was taken by process ${process.pid}\\); taking it over`));
+    // A lower bound only: the client cannot have answered before the grace was out. The spawn
+    // is in it too, so no upper bound here: the election's own deadline is checked below.
+    expect(Date.now() - started, 'it waits the bind grace out first').toBeGreaterThanOrEqual((BIND_GRACE_S - 1) * 1000);
+    const found = await waitForLog(
+      client.stderr,
+      new RegExp(`found a abandoned lease at ${literally(path).source} \\(no URL (\\d+) s after it was taken by process ${process.pid}\\); taking it over`),
+    );
+    expect(Number(found[1]), 'the lease was judged abandoned once the grace was out').toBeGreaterThanOrEqual(BIND_GRACE_S);
+    // Within the election's bound: past its deadline it would serve alone, not as the shared server.
     await expectServes(repo.root, client);
-  }, 45_000);
+  }, 60_000);
 });

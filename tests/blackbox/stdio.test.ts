@@ -6,7 +6,9 @@
  *   majordomus_announce, never destructive or open-world;
  * - resources/list and resources/read of a rule;
  * - tools/call of every builtin tool: majordomus_info, _list (kind filter), _get, _search,
- *   _capabilities, _capability, _peers (own peer p1), _announce (then shown by _peers);
+ *   _capabilities (all ten capabilities, whose MCP exposures are exactly the tools of
+ *   tools/list), _capability (each capability described as listed), _peers (own peer p1),
+ *   _announce (then shown by _peers);
  * - refusals: an unknown tool and arguments failing the schema are JSON-RPC errors (-32602);
  *   _get of an unknown URI is an isError result with a readable text; resources/read of an
  *   unknown URI is a JSON-RPC error; the session answers after all of them;
@@ -25,7 +27,7 @@ import { createFixtureRepo, type FixtureRepo } from '../helpers/fixture-repo.js'
 import { connectMcp, type McpConnection } from '../helpers/mcp-client.js';
 import { statusOutside, treeState } from '../helpers/tree-state.js';
 import { withTimeout } from '../helpers/wait.js';
-import { BUILTIN_TOOLS } from '../helpers/builtins.js';
+import { BUILTIN_CAPABILITY_IDS, BUILTIN_TOOLS } from '../helpers/builtins.js';
 
 const RULE = `---
 title: Prefer small modules
@@ -190,13 +192,35 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
     expect((limited.structuredContent?.hits as Array<{ uri: string }>).map((h) => h.uri)).toEqual(['majordomus://document/glossary']);
   });
 
-  it('answers majordomus_capabilities with every capability of the registry', async () => {
-    await connect();
+  it('answers majordomus_capabilities with every capability of the registry, each tool of tools/list among them', async () => {
+    const { client } = await connect();
+    const { tools } = await client.listTools();
     const result = await call('majordomus_capabilities');
-    const ids = (result.structuredContent?.capabilities as Array<{ id: string }>).map((c) => c.id);
-    expect(ids).toEqual(expect.arrayContaining(['repository.info', 'objects.get', 'objects.search', 'peers.announce', 'health.live']));
-    const commands = await call('majordomus_capabilities', { kind: 'command' });
-    expect((commands.structuredContent?.capabilities as Array<{ id: string }>).map((c) => c.id)).toEqual(['peers.announce']);
+    type Listed = { id: string; kind: string; title: string; stability: string; exposure: { mcp?: { tool?: string } } };
+    const capabilities = result.structuredContent?.capabilities as Listed[];
+    expect(capabilities.map((c) => c.id).sort()).toEqual([...BUILTIN_CAPABILITY_IDS].sort());
+    // The tools the server lists are exactly the MCP exposures of the capabilities it lists.
+    const exposed = capabilities.flatMap((c) => (c.exposure.mcp?.tool ? [c.exposure.mcp.tool] : []));
+    expect(exposed.sort()).toEqual(tools.map((t) => t.name).sort());
+
+    // Each listed capability is described the same by majordomus_capability, and a tool's
+    // description there is the one tools/list gave.
+    for (const listed of capabilities) {
+      const described = await call('majordomus_capability', { id: listed.id });
+      expect(described.isError, listed.id).toBeFalsy();
+      expect(described.structuredContent, listed.id).toMatchObject({ ...listed, input_schema: { type: 'object' }, output_schema: { type: 'object' } });
+      const tool = tools.find((t) => t.name === listed.exposure.mcp?.tool);
+      if (tool) {
+        expect(tool.annotations, tool.name).toMatchObject(described.structuredContent?.annotations as object);
+        expect(described.structuredContent?.description, tool.name).toBe(tool.description);
+      }
+    }
+
+    const byKind = async (kind: string): Promise<string[]> =>
+      ((await call('majordomus_capabilities', { kind })).structuredContent?.capabilities as Listed[]).map((c) => c.id).sort();
+    expect(await byKind('command')).toEqual(['peers.announce']);
+    expect(await byKind('query')).toEqual(capabilities.filter((c) => c.kind === 'query').map((c) => c.id).sort());
+    expect((await byKind('query')).length + 1).toBe(capabilities.length);
   });
 
   it('answers majordomus_capability with the annotations and schemas of one capability', async () => {

@@ -8,7 +8,8 @@
 # since the build exists) in that repository with `--http-port 0`, each fed initialize,
 # notifications/initialized and a majordomus_peers call through a FIFO:
 # - the first becomes the shared server (`serving http…` on stderr, a lease on disk);
-# - the second attaches to it (`attached to the shared server`) and its peers answer lists two;
+# - the first's peers answer names it p1, alone; the second attaches to it (`attached to the
+#   shared server`), and its peers answer names it p2 and lists both;
 # - both stdouts hold JSON-RPC 2.0 frames only;
 # - closing both stdins ends both with exit 0 and removes the lease;
 # - `git status --porcelain` shows nothing (ignored files apart).
@@ -151,25 +152,36 @@ start_client second 6
 PID_SECOND=${PIDS[${#PIDS[@]} - 1]}
 send 6 "${INIT/CLIENT/case-second}" "$INITIALIZED" "$PEERS"
 if wait_until "$WAIT_SECONDS" has_answer "$TMP/second.out" 2 &&
-  has_text "$TMP/second.err" 'attached to the shared server'; then
+  wait_until "$WAIT_SECONDS" has_text "$TMP/second.err" 'attached to the shared server'; then
   ok 'the second client attaches to the shared server'
 else
   not_ok 'the second client attaches to the shared server' 'stderr:'
   show "$TMP/second.err"
 fi
 
-peers_verdict=$(node -e '
+# peers_verdict FILE EXPECTED: `good` when FILE's answer to majordomus_peers (id 2) is EXPECTED,
+# {you, peers: [[id, client name], …]} sorted by id, or what it got instead.
+peers_verdict() {
+  node -e '
 const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean);
 const answer = lines.map((l) => JSON.parse(l)).find((m) => m.id === 2);
 const peers = answer?.result?.structuredContent;
-const names = (peers?.peers ?? []).map((p) => p.client?.name).sort().join(",");
-const good = peers && peers.peers.length === 2 && names === "case-first,case-second" && peers.you !== "p1";
-process.stdout.write(good ? "good" : `got ${JSON.stringify(answer)}`);
-' "$TMP/second.out" 2>&1 || true)
-if [[ $peers_verdict == good ]]; then
-  ok "the second client's majordomus_peers lists both peers"
+const got = JSON.stringify({ you: peers?.you, peers: (peers?.peers ?? []).map((p) => [p.id, p.client?.name]).sort() });
+process.stdout.write(got === process.argv[2] ? "good" : `want ${process.argv[2]}, got ${JSON.stringify(answer)}`);
+' "$1" "$2" 2>&1 || true
+}
+# The first called before the second started: it is p1, alone. The second is p2 and sees both.
+verdict=$(peers_verdict "$TMP/first.out" '{"you":"p1","peers":[["p1","case-first"]]}')
+if [[ $verdict == good ]]; then
+  ok "the first client's majordomus_peers names it p1, alone"
 else
-  not_ok "the second client's majordomus_peers lists both peers" "$peers_verdict"
+  not_ok "the first client's majordomus_peers names it p1, alone" "$verdict"
+fi
+verdict=$(peers_verdict "$TMP/second.out" '{"you":"p2","peers":[["p1","case-first"],["p2","case-second"]]}')
+if [[ $verdict == good ]]; then
+  ok "the second client's majordomus_peers names it p2 and lists both peers"
+else
+  not_ok "the second client's majordomus_peers names it p2 and lists both peers" "$verdict"
 fi
 
 # --- stdout is the MCP channel ---------------------------------------------------------------

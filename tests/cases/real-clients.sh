@@ -9,9 +9,12 @@
 # HOME that trusts the repository (each client's documented trust setting):
 # - Claude Code, Gemini CLI and opencode load the configuration, start the launcher and report
 #   majordomus connected (each health check is a real MCP initialize over stdio);
-# - Codex loads `.codex/config.toml` and lists majordomus enabled (its `mcp list` does not connect);
-# - every server a client started has ended and removed its lease, and the tree is unchanged
-#   (Claude Code's own .claude/ apart).
+# - Codex loads `.codex/config.toml` and lists majordomus enabled with the launcher as its command;
+#   its `mcp list` does not connect, so it starts no server, and the case asserts exactly that;
+# - each of the other three did start a server (the lease's directory appeared in a repository
+#   without .ai/local/), and that server has ended (no majordomus process left in the repository)
+#   and removed its lease;
+# - the tree is unchanged (Claude Code's own .claude/ apart).
 # Prints `ok - …` / `not ok - …` per check and a closing `real-clients: N passed, N failed`.
 set -euo pipefail
 
@@ -83,26 +86,75 @@ list() {
     sed 's/\x1b\[[0-9;]*m//g'
 }
 
-# server_ended: the server the client started has exited and removed its lease.
+# A server leaves a trace of its start: the first `majordomus mcp` takes the lease, which creates
+# its directory, and the directory stays when the lease is removed. Each client starts from a
+# repository without .ai/local/, so the directory after its `mcp list` says a server started.
+LEASE_DIR=$(dirname -- "$LEASE")
+server_started() { [[ -d $LEASE_DIR ]]; }
+
+# The majordomus processes (pid and command line) running in the repository, from /proc.
+servers_running() {
+  local proc cwd
+  for proc in /proc/[0-9]*; do
+    cwd=$(readlink -- "$proc/cwd" 2>/dev/null) || continue
+    [[ $cwd == "$REPO" || $cwd == "$REPO"/* ]] || continue
+    tr '\0' ' ' <"$proc/cmdline" 2>/dev/null | grep -q 'dist/src/cli/main\.js mcp' || continue
+    printf '%s %s\n' "${proc#/proc/}" "$(tr '\0' ' ' <"$proc/cmdline" 2>/dev/null)"
+  done
+}
+
+# server_ended: a server was started, and it has exited and removed its lease (bounded: 30 s).
 server_ended() {
+  server_started || return 1
   local deadline=$((SECONDS + 30))
-  while [[ -e $LEASE ]]; do
+  while [[ -e $LEASE || -n $(servers_running) ]]; do
     ((SECONDS < deadline)) || return 1
     sleep 0.1
   done
 }
 
+# Why server_ended failed, as diagnostics.
+server_state() {
+  if ! server_started; then
+    printf 'no server was started: %s was never created\n' "$LEASE_DIR"
+    return
+  fi
+  [[ -e $LEASE ]] && printf 'the lease remains:\n%s\n' "$(cat -- "$LEASE")"
+  [[ -n $(servers_running) ]] && printf 'still running:\n%s\n' "$(servers_running)"
+  return 0
+}
+
 check() { # check CLIENT PATTERN WHAT
   local out
+  rm -rf -- "$REPO/.ai/local"
   out=$(list "$1")
   if grep -Eq "$2" <<<"$out"; then ok "$1 $3"; else not_ok "$1 $3" "$out"; fi
-  if server_ended; then ok "$1: the server it started has ended and removed its lease"; else not_ok "$1: a lease remains" "$(cat "$LEASE")"; fi
+  if server_ended; then
+    ok "$1: the server it started has ended and removed its lease"
+  else
+    not_ok "$1: the server it started has ended and removed its lease" "$(server_state)"
+  fi
 }
 
 check claude 'majordomus: bin/majordomus-mcp.*Connected' 'loads .mcp.json and connects to majordomus through the launcher'
 check gemini 'majordomus: bin/majordomus-mcp.*Connected' 'loads .gemini/settings.json and connects to majordomus through the launcher'
 check opencode 'majordomus[[:space:]]+connected' 'loads opencode.json and connects to majordomus through the launcher'
-check codex 'majordomus[[:space:]]+bin/majordomus-mcp.*enabled' 'loads .codex/config.toml and lists majordomus enabled'
+
+# Codex's `mcp list` reads the configuration but never starts a server (it does not connect), and
+# it has no command that does without a model. So Codex is held to what its loader shows: the
+# launcher command, enabled; and, said outright, that it started nothing to end.
+rm -rf -- "$REPO/.ai/local"
+out=$(list codex)
+if grep -Eq 'majordomus[[:space:]]+bin/majordomus-mcp.*enabled' <<<"$out"; then
+  ok 'codex loads .codex/config.toml and lists majordomus enabled, with the launcher as its command'
+else
+  not_ok 'codex loads .codex/config.toml and lists majordomus enabled, with the launcher as its command' "$out"
+fi
+if ! server_started && [[ -z $(servers_running) ]]; then
+  ok 'codex: its mcp list starts no server (nothing to end; the launcher start is covered by the other three)'
+else
+  not_ok 'codex: its mcp list starts no server (if it now does, check that server as for the others)' "$(server_state)"
+fi
 
 # Claude Code keeps its own project state in .claude/; everything else must be as committed.
 status=$(git -C "$REPO" status --porcelain | grep -v '^?? \.claude/$' || true)

@@ -102,8 +102,18 @@ export async function waitForLease(root: string, accept: (doc: LeaseDoc) => bool
   );
 }
 
-/** Waits (bounded) until a log matches; answers the match. */
-export async function waitForLog(stderr: () => string, pattern: RegExp, timeoutMs = START_TIMEOUT_MS): Promise<RegExpMatchArray> {
+/** A pattern that matches `text` as written. */
+export function literally(text: string): RegExp {
+  return new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+}
+
+/**
+ * Waits (bounded) until a log matches (a string: contains it); answers the match. stderr is read
+ * from its own pipe, so a line written before an answer on stdout may still be on its way when
+ * the answer arrives: wait for it, never read it right after the answer.
+ */
+export async function waitForLog(stderr: () => string, expected: RegExp | string, timeoutMs = START_TIMEOUT_MS): Promise<RegExpMatchArray> {
+  const pattern = typeof expected === 'string' ? literally(expected) : expected;
   try {
     return await waitFor(() => pattern.exec(stderr()), { what: `a log line matching ${pattern}`, timeoutMs, intervalMs: 50 });
   } catch (error) {
@@ -196,8 +206,12 @@ export class RawMcp {
     return this.cli.stderr();
   }
 
-  /** Writes `line` and answers the raw stdout line whose id is `id`. */
-  async exchange(line: string, id: string | number, timeoutMs = START_TIMEOUT_MS): Promise<string> {
+  /**
+   * Writes `line` and answers the first raw stdout line whose id is `id` written after it: an
+   * earlier answer with the same id (the same request sent twice) is never taken for this one.
+   */
+  async exchange(line: string, id: string | number | null, timeoutMs = START_TIMEOUT_MS): Promise<string> {
+    const from = this.cli.lines().length;
     this.cli.send(line);
     return this.cli.waitForLine(
       (text) => {
@@ -207,8 +221,19 @@ export class RawMcp {
           return false;
         }
       },
-      { timeoutMs },
+      { from, timeoutMs },
     );
+  }
+
+  /** The complete stdout lines answering `id` so far. */
+  answersTo(id: string | number | null): string[] {
+    return this.cli.lines().filter((text) => {
+      try {
+        return (JSON.parse(text) as RpcMessage).id === id;
+      } catch {
+        return false;
+      }
+    });
   }
 
   /** The line of a request with a fresh id (for exchanging the same bytes elsewhere). */

@@ -126,7 +126,8 @@ describe('McpEndpoint', () => {
     expect(header(reply, SESSION_HEADER)).toBeUndefined();
     expect(endpoint.size).toBe(0);
     expect(backend.joins.map((j) => j.name)).toEqual(['doomed']);
-    // Bug: the session is dropped without close(), so p1 stays on the board with no session.
+    // The failed session is closed, not just dropped: p1 left the board rather than staying on it
+    // with no session.
     expect(backend.left).toEqual(['p1']);
   });
 
