@@ -36,6 +36,8 @@ import {
 /** The election's bound (SPEC §6). */
 const ELECTION_BOUND_MS = 20_000;
 const MINUTE_AGO = () => new Date(Date.now() - 60_000);
+/** The age logged for a file dated a minute ago: 60 s plus the client's start, within the bound. */
+const A_MINUTE_AND_THE_START = '[67]\\d';
 
 /** A pid no process has: above the kernel's pid_max. */
 const DEAD_PID = 4_194_304 + 17;
@@ -102,19 +104,19 @@ describe('lease states the election takes over', () => {
       what: 'a file that is not JSON',
       write: async (path: string) => writeFile(path, '{"schema": "majordomus-mcp-lease/v1", "pid": 1'),
       kind: 'corrupt',
-      detail: 'not JSON',
+      detail: /^not JSON$/,
     },
     {
       what: 'a lease of another schema',
       write: async (path: string) => writeFile(path, JSON.stringify({ schema: 'someone-else/v9', pid: process.pid, url: 'http://127.0.0.1:9' })),
       kind: 'corrupt',
-      detail: 'schema "someone-else/v9", not majordomus-mcp-lease/v1',
+      detail: /^schema "someone-else\/v9", not majordomus-mcp-lease\/v1$/,
     },
     {
       what: 'a directory where the file should be',
       write: async (path: string) => mkdir(path),
       kind: 'corrupt',
-      detail: 'a directory, not a file',
+      detail: /^a directory, not a file$/,
     },
     {
       what: 'an empty file a minute old',
@@ -123,13 +125,13 @@ describe('lease states the election takes over', () => {
         await utimes(path, MINUTE_AGO(), MINUTE_AGO());
       },
       kind: 'empty',
-      detail: 'empty for 60 s',
+      detail: new RegExp(`^empty for ${A_MINUTE_AND_THE_START} s$`),
     },
     {
       what: 'a URL-less lease whose process is gone',
       write: async (path: string, root: string) => writeFile(path, v1(root, { pid: DEAD_PID })),
       kind: 'stale',
-      detail: `its process ${DEAD_PID} is gone before binding`,
+      detail: new RegExp(`^its process ${DEAD_PID} is gone before binding$`),
     },
     {
       what: 'a URL-less lease of a live process, a minute old',
@@ -138,7 +140,7 @@ describe('lease states the election takes over', () => {
         await utimes(path, MINUTE_AGO(), MINUTE_AGO());
       },
       kind: 'abandoned',
-      detail: `no URL 60 s after it was taken by process ${process.pid}`,
+      detail: new RegExp(`^no URL ${A_MINUTE_AND_THE_START} s after it was taken by process ${process.pid}$`),
     },
   ] as const;
 
@@ -151,7 +153,10 @@ describe('lease states the election takes over', () => {
     const started = Date.now();
     const client = await scene.client(repo.root, { name: `after-${kind}` });
     expect(Date.now() - started).toBeLessThan(ELECTION_BOUND_MS);
-    expect(client.stderr()).toContain(`found a ${kind} lease at ${path} (${detail}); taking it over`);
+    const found = await waitForLog(client.stderr, /found a (\w+) lease at (\S+) \((.+)\); taking it over/);
+    expect(found[1]).toBe(kind);
+    expect(found[2]).toBe(path);
+    expect(found[3]).toMatch(detail);
     await expectServes(repo.root, client);
     // Nothing but the lease is left in its directory (once the server's own republish of
     // `peers_issued`, a temp file and a rename, has landed).
