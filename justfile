@@ -54,9 +54,10 @@ generate-check: build
 bench *WHAT:
     npm run bench -- "$@"
 
-# Run the test suite with coverage of the in-process code (black-box processes are not measured).
-coverage: build
-    npx vitest run --coverage
+# Run the test suite as CI does, with coverage of the tests' imports and of every spawned process
+# of the executable; adds a per-file table and coverage/index.html (docs/COVERAGE.md).
+coverage:
+    npm test -- --coverage.reporter=json-summary --coverage.reporter=text --coverage.reporter=html
 
 # Run the whole test suite as CI does (the `test` npm script).
 test:

@@ -26,7 +26,6 @@ import {
   countOf,
   idsOf,
   leasePath,
-  bearer,
   openHttpSession,
   peersVia,
   toolOutput,
