@@ -3,12 +3,16 @@
  * `MAJORDOMUS_LOG=debug|info|warn|error` sets the threshold (default info).
  */
 
-const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
-export type LogLevel = keyof typeof LEVELS;
+import { settings, type LogLevel } from './settings.js';
+
+const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 function threshold(): number {
-  const wanted = process.env.MAJORDOMUS_LOG as LogLevel | undefined;
-  return LEVELS[wanted ?? 'info'] ?? LEVELS.info;
+  try {
+    return LEVELS[settings().logLevel];
+  } catch {
+    return LEVELS.info; // the malformed variable is reported by the command line
+  }
 }
 
 const minimum = threshold();

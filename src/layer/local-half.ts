@@ -50,7 +50,7 @@ async function firstTracked(root: string, localPath: string): Promise<string | u
 
 /**
  * Refuses (MAJ_MANIFEST_INVALID, naming the manifest and `local.path`) a local half reached
- * through a link or a non-directory, or holding a file git tracks. `localPath` is the manifest's
+ * through a link, or holding a file git tracks. `localPath` is the manifest's
  * validated, normalised `local.path`.
  */
 export async function verifyLocalHalf(root: string, localPath: string): Promise<void> {
@@ -58,9 +58,8 @@ export async function verifyLocalHalf(root: string, localPath: string): Promise<
   if (verdict.kind === 'symlink') {
     throw refuse(root, `${verdict.component} is a symbolic link to ${verdict.target}; the local half must be a real directory inside the root (links are never followed)`);
   }
-  if (verdict.kind === 'not_directory') {
-    throw refuse(root, `${verdict.component} is ${verdict.what}, not a directory; the local half must be a directory inside the root`);
-  }
+  // A regular file in the way is not a breach: nothing can be written there, so the lease cannot
+  // be created and the client is served alone, saying why (SPEC §6, degraded).
   const tracked = await firstTracked(root, localPath);
   if (tracked !== undefined) {
     throw refuse(

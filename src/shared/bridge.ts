@@ -141,11 +141,19 @@ export class HttpBridge {
     this.#inFlight.clear();
   }
 
-  /** Ends the session (client EOF); errors are irrelevant on the way out. */
+  /**
+   * Ends the session (client EOF). Errors are irrelevant on the way out, and a server that does
+   * not answer within the probe's deadline (stopped, hung) is not waited for.
+   */
   async close(): Promise<void> {
     if (this.#sessionId === null) return;
     const headers = { 'mcp-session-id': this.#sessionId, authorization: `Bearer ${this.#token}` };
-    await post(this.url, 'DELETE', headers, '').catch(() => undefined);
     this.#sessionId = null;
+    let timer: NodeJS.Timeout | undefined;
+    await post(this.url, 'DELETE', headers, '', (req) => {
+      timer = setTimeout(() => req.destroy(new Error('no answer to DELETE')), PROBE_TIMEOUT_MS);
+    })
+      .catch(() => undefined)
+      .finally(() => clearTimeout(timer));
   }
 }

@@ -103,7 +103,7 @@ describe('serve shutdown', () => {
       port: server.port,
       method: 'POST',
       path: '/mcp',
-      headers: { 'Content-Type': 'application/json' },
+      headers: { 'Content-Type': 'application/json', ...server.auth },
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 1,
@@ -166,7 +166,9 @@ describe('serve options', () => {
     stops.push(() => serve.stop());
     expect(serve.stderr()).toMatch(/warn.*0\.0\.0\.0.*not a loopback/);
     expect(serve.url).toBe(`http://0.0.0.0:${serve.port}`);
-    expect((await rawRequest({ port: serve.port, path: '/api/v1/health/live' })).status).toBe(200);
+    // Off loopback every request needs the lease's token.
+    expect((await rawRequest({ port: serve.port, path: '/api/v1/health/live' })).status).toBe(401);
+    expect((await rawRequest({ port: serve.port, path: '/api/v1/health/live', headers: serve.auth })).status).toBe(200);
     // The guard still refuses a foreign Host on a non-loopback bind.
     expect((await rawRequest({ port: serve.port, path: '/', headers: { Host: 'evil.example' } })).status).toBe(403);
     expect(await serve.stop()).toEqual({ code: 0, signal: null });

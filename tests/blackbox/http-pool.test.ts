@@ -64,7 +64,12 @@ describe('the capability pool under concurrent calls', () => {
     const post = (body: unknown, session?: string): Promise<Response> =>
       fetch(`${url}/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...served.server.auth,
+          ...(session ? { 'mcp-session-id': session } : {}),
+        },
         body: JSON.stringify(body),
       });
     const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'load', version: '1' } } });

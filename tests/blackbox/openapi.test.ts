@@ -22,6 +22,7 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
 
 interface Operation {
   operationId?: string;
+  security?: unknown[];
   parameters?: Array<{ name: string; in: string; required?: boolean }>;
   responses: Record<string, unknown>;
 }
@@ -139,7 +140,7 @@ describe('GET /openapi.json', () => {
       for (const name of required) {
         expect(input.query ?? '', `${id} needs a value for its required parameter ${name} in VALID_INPUT`).toMatch(new RegExp(`(^|&)${name}=`));
       }
-      const headers: Record<string, string> = { ...(input.headers ?? {}) };
+      const headers: Record<string, string> = { ...(input.headers ?? {}), ...(operation.security ? served.server.auth : {}) };
       if (id === 'mcp.delete' && sessionId !== undefined) headers['Mcp-Session-Id'] = sessionId;
       const res = await request({
         method: method.toUpperCase(),
@@ -156,5 +157,29 @@ describe('GET /openapi.json', () => {
     }
     expect(sessionId).toBeDefined();
     expect(answered.length).toBe(operations(doc).length);
+  });
+
+  it('offers the lease\'s bearer scheme, and the operations that name it answer 401 without the token while the others serve without it', async () => {
+    const schemes = (doc as unknown as { components: { securitySchemes: Record<string, { type: string; scheme: string }> } }).components.securitySchemes;
+    expect(Object.values(schemes)).toEqual([expect.objectContaining({ type: 'http', scheme: 'bearer' })]);
+    let guarded = 0;
+    for (const { path, method, operation } of operations(doc)) {
+      const input = VALID_INPUT[operation.operationId as string] ?? {};
+      const res = await request({
+        method: method.toUpperCase(),
+        path: input.query ? `${path}?${input.query}` : path,
+        headers: { ...(input.headers ?? {}) },
+        ...(input.body !== undefined ? { body: input.body } : {}),
+      });
+      if (operation.security) {
+        guarded += 1;
+        expect(res.status, `${method.toUpperCase()} ${path}`).toBe(401);
+        expect(Object.keys(operation.responses)).toContain('401');
+      } else {
+        expect(res.status, `${method.toUpperCase()} ${path}: ${res.text.slice(0, 200)}`).not.toBe(401);
+      }
+    }
+    // /mcp (POST and DELETE), the announcement and the peer list at least.
+    expect(guarded).toBeGreaterThanOrEqual(4);
   });
 });

@@ -5,7 +5,9 @@
  *   /api/v1/objects;
  * - every request the page makes (assets, the OpenAPI document) goes to 127.0.0.1:PORT: nothing
  *   leaves loopback, nothing comes from a CDN; every one of them succeeds;
- * - the page raises no error and logs no console error.
+ * - the page raises no error and logs no console error;
+ * - it offers the lease's bearer scheme: trying the peer list out answers 401 until the person
+ *   authorizes with the token, then 200, and the browser sent `Authorization: Bearer <token>`.
  * A missing /usr/bin/chromium fails the suite with a clear message (CI installs it): never a skip.
  */
 import { existsSync } from 'node:fs';
@@ -100,5 +102,37 @@ describe('Swagger UI at /docs', () => {
     expect(badResponses, 'responses with an error status').toEqual([]);
     expect(pageErrors, 'page errors').toEqual([]);
     expect(consoleErrors, 'console errors').toEqual([]);
+  });
+
+  it('offers the lease\'s bearer token: the peer list answers 401 until the person authorizes, then 200', async () => {
+    const server = (served as Served).server;
+    const origin = `http://127.0.0.1:${server.port}`;
+    page = await (browser as Browser).newPage();
+    const sent: Array<string | undefined> = [];
+    page.on('request', (request) => {
+      if (request.url() === `${origin}/api/v1/peers`) sent.push(request.headers().authorization);
+    });
+    await page.goto(`${origin}/docs`, { waitUntil: 'load', timeout: RENDER_TIMEOUT_MS });
+    // The only GET whose path starts /api/v1/peers (the announcement is a POST).
+    const operation = page.locator('.opblock.opblock-get').filter({ hasText: '/api/v1/peers' });
+    await operation.waitFor({ state: 'visible', timeout: RENDER_TIMEOUT_MS });
+    await operation.locator('.opblock-summary').first().click();
+    await operation.locator('.try-out__btn').click();
+    const status = operation.locator('.live-responses-table .response .response-col_status');
+    const execute = async (): Promise<string> => {
+      await operation.locator('.execute').click();
+      await status.first().waitFor({ state: 'visible', timeout: RENDER_TIMEOUT_MS });
+      return (await status.first().innerText()).trim();
+    };
+    expect(await execute()).toMatch(/^401/);
+
+    await page.locator('.auth-wrapper .authorize').click();
+    const dialog = page.locator('.dialog-ux');
+    await dialog.locator('input').first().fill(server.token);
+    await dialog.locator('.auth-btn-wrapper .authorize').click();
+    await dialog.locator('.btn-done').click();
+    await operation.locator('.btn-clear').click().catch(() => undefined);
+    expect(await execute()).toMatch(/^200/);
+    expect(sent).toEqual([undefined, `Bearer ${server.token}`]);
   });
 });

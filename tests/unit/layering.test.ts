@@ -3,7 +3,10 @@
  * - no module of src/mcp, src/http, src/cli or workers/ imports the builtin capability module
  *   (except the places that build the registry: src/runtime/load.ts and the pool task);
  * - the bridge path (src/shared/bridge.ts, election, lease, locate, probe, link) imports no
- *   layer index, registry, zod or MCP SDK module statically, so a bridge starts fast.
+ *   layer index, registry, zod, YAML or MCP SDK module statically, so a bridge starts fast;
+ * - no module outside src/registry/ writes an MCP tool name (`majordomus_…`): tools are named in
+ *   the registry alone, and every other text (the instructions) takes them from there;
+ * - nothing in src/ imports from workers/: what crosses a thread lives in src/threads/.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -50,5 +53,22 @@ describe('layering', () => {
     };
     bridgePath.forEach(visit);
     expect(offenders).toEqual([]);
+  });
+
+  it('names MCP tools in the registry alone: no majordomus_<tool> literal elsewhere in src/ or workers/', () => {
+    const offenders = [...sources('src'), ...sources('workers')]
+      .filter((file) => !file.startsWith('src/registry/'))
+      .flatMap((file) =>
+        readFileSync(join(root, file), 'utf8')
+          .split('\n')
+          .flatMap((line, index) => (/majordomus_[a-z]/.test(line) ? [`${file}:${index + 1}: ${line.trim()}`] : [])),
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps src/ from importing workers/: the thread contract lives in src/threads/', () => {
+    const offenders = sources('src').filter((file) => staticImports(file).some((spec) => spec.includes('/workers/')));
+    const typeOnly = sources('src').filter((file) => /from '(\.\.\/)+workers\//.test(readFileSync(join(root, file), 'utf8')));
+    expect([...offenders, ...typeOnly]).toEqual([]);
   });
 });

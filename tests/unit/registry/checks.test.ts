@@ -3,6 +3,9 @@
  * - one refusal per rule: duplicate id, tool name, resource URI, route and CLI path; a tool name
  *   outside [a-z0-9_]+; a URI outside majordomus://; a route outside /api/v1/; a query or command
  *   without a handler and a resource with one; a command bound to GET and a query bound to POST;
+ * - an input string without a maximum length or an input array without a maximum size, at any
+ *   depth (enums and constants are bounded by their values); guidance on a capability without an
+ *   MCP tool;
  * - every violation listed at once, every party named;
  * - the builtins build.
  */
@@ -162,5 +165,33 @@ describe('registry checks', () => {
     expect(registryViolations(BUILTIN_CAPABILITIES)).toEqual([]);
     const registry = buildRegistry(BUILTIN_CAPABILITIES);
     expect(registry.descriptors.map((d) => d.id)).toEqual(BUILTIN_CAPABILITY_IDS);
+  });
+
+  it('refuses an input string without a maximum length and an input array without a maximum size, at any depth', () => {
+    const unbounded = capability('a.loose', {
+      input: z
+        .object({
+          query: z.string().min(1),
+          tags: z.array(z.string().max(10)),
+          filter: z.object({ names: z.array(z.string()).max(5) }).optional(),
+          choice: z.union([z.string().max(3), z.number()]),
+          kind: z.enum(['rule', 'skill']),
+          exact: z.literal('x'),
+        })
+        .strict(),
+    });
+    const message = refusal([unbounded]);
+    expect(message).toContain('a.loose: query is a string without a maximum length');
+    expect(message).toContain('a.loose: tags is an array without a maximum size');
+    expect(message).toContain('a.loose: filter.names[] is a string without a maximum length');
+    expect(message).not.toContain('choice');
+    expect(message).not.toContain('kind');
+    expect(message).not.toContain('exact');
+    expect(registryViolations([capability('a.bounded', { input: z.object({ q: z.string().max(100), list: z.array(z.string().max(9)).max(9) }).strict() })])).toEqual([]);
+  });
+
+  it('refuses guidance for the instructions on a capability that has no MCP tool to name', () => {
+    const message = refusal([capability('a.quiet', { guidance: 'Use {tool}.', exposure: { http: { method: 'GET', path: '/api/v1/quiet' } } })]);
+    expect(message).toContain('a.quiet: guidance is for the instructions, which name tools, but it has no MCP tool');
   });
 });
