@@ -98,7 +98,7 @@ export async function elect(options: ElectionOptions): Promise<ElectionOutcome> 
         // Nothing is written below local.path before it is known to be a real, untracked directory.
         if (!verified) await verifyLocalHalf(options.checkout.root, options.checkout.localPath);
         verified = true;
-        const doc = newLeaseDocument(options.checkout.root, options.version);
+        const doc = newLeaseDocument(options.checkout.root, options.version, options.checkout.manifestFingerprint);
         if (await createLease(path, doc)) return { role: 'owner', lease: doc, predecessor };
         continue;
       }

@@ -24,6 +24,12 @@ export interface LeaseDocument {
   url: string | null;
   started_at: string;
   version: string;
+  /**
+   * The manifest this server validated, as `lstat` saw it (`dev:ino:size:mtimeNs:ctimeNs`). A
+   * later process whose manifest still looks exactly so trusts the validation and finds the lease
+   * without parsing YAML (a bridge's cold start); any edit to the manifest changes it.
+   */
+  manifest?: string;
 }
 
 /** The lease cannot be created or replaced at all (unwritable directory, read-only file system…). */
@@ -31,7 +37,7 @@ export class LeaseUnavailable extends Error {
   override name = 'LeaseUnavailable';
 }
 
-export function newLeaseDocument(root: string, version: string): LeaseDocument {
+export function newLeaseDocument(root: string, version: string, manifest?: string): LeaseDocument {
   return {
     schema: LEASE_SCHEMA,
     pid: process.pid,
@@ -40,6 +46,7 @@ export function newLeaseDocument(root: string, version: string): LeaseDocument {
     url: null,
     started_at: new Date().toISOString(),
     version,
+    ...(manifest === undefined ? {} : { manifest }),
   };
 }
 

@@ -3,10 +3,14 @@
  * whole of it validated before any path is derived from it — a lease path taken from an
  * unchecked `local.path` could point outside the checkout, into `.git` or into the tracked tree)
  * and the repository id the probe compares.
+ *
+ * A bridge must start fast, and parsing YAML is most of what it would load. So a server records
+ * in its lease the exact `lstat` of the manifest it validated; a later process that finds that
+ * lease at the default place, with the manifest unchanged, takes the validation as done.
  */
-import { realpath } from 'node:fs/promises';
+import { lstat, readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repositoryId } from '../layer/identity.js';
+import { DEFAULT_LOCAL_PATH, repositoryId } from '../layer/identity.js';
 import { findRoot } from '../layer/root.js';
 
 export interface Checkout {
@@ -16,22 +20,47 @@ export interface Checkout {
   /** The manifest's validated `local.path`: relative to the root, `/` separators. */
   localPath: string;
   leasePath: string;
+  /** The manifest as `lstat` saw it before it was read (see `LeaseDocument.manifest`). */
+  manifestFingerprint: string;
 }
 
 export const LEASE_BELOW_LOCAL = 'state/mcp/server.json';
 
+/** `dev:ino:size:mtimeNs:ctimeNs` of the manifest (not following a link), or null. */
+async function fingerprintOf(manifestPath: string): Promise<string | null> {
+  try {
+    const info = await lstat(manifestPath, { bigint: true });
+    return [info.dev, info.ino, info.size, info.mtimeNs, info.ctimeNs].join(':');
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the lease at the default place names this manifest, unchanged, as validated. */
+async function validatedBefore(root: string, fingerprint: string): Promise<boolean> {
+  try {
+    const lease = JSON.parse(await readFile(join(root, DEFAULT_LOCAL_PATH, LEASE_BELOW_LOCAL), 'utf8')) as { manifest?: unknown; root?: unknown };
+    return lease.manifest === fingerprint && lease.root === root;
+  } catch {
+    return false;
+  }
+}
+
 /** Finds the checkout from `start`; an invalid manifest is MAJ_MANIFEST_INVALID, before anything is written. */
 export async function locateCheckout(start: string): Promise<Checkout> {
   const found = await findRoot(start);
-  // The one validator of the manifest, loaded on demand: it brings zod, which a bridge never
-  // needs otherwise (the layering test keeps the static imports of this path light).
-  const { readManifest } = await import('../layer/manifest.js');
-  const manifest = await readManifest(found.manifestPath);
   const root = await realpath(found.root);
-  return {
+  const fingerprint = (await fingerprintOf(found.manifestPath)) ?? '';
+  const checkout = (localPath: string): Checkout => ({
     root,
     repositoryId: repositoryId(root),
-    localPath: manifest.localPath,
-    leasePath: join(root, manifest.localPath, LEASE_BELOW_LOCAL),
-  };
+    localPath,
+    leasePath: join(root, localPath, LEASE_BELOW_LOCAL),
+    manifestFingerprint: fingerprint,
+  });
+  if (fingerprint !== '' && (await validatedBefore(root, fingerprint))) return checkout(DEFAULT_LOCAL_PATH);
+  // The one validator of the manifest, loaded on demand: it brings the YAML parser, which a
+  // bridge never needs otherwise (the layering test keeps the static imports of this path light).
+  const { readManifest } = await import('../layer/manifest.js');
+  return checkout((await readManifest(found.manifestPath)).localPath);
 }

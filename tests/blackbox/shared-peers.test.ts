@@ -59,6 +59,8 @@ describe('peers of one shared server', () => {
       url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
       started_at: expect.any(String),
       version: expect.any(String),
+      // The manifest the server validated, as lstat saw it: dev, inode, size, mtime and ctime (ns).
+      manifest: expect.stringMatching(/^\d+:\d+:\d+:\d+:\d+$/),
     });
     expect(Number.isFinite(Date.parse(lease.started_at))).toBe(true);
     expect((await stat(leasePath(repo.root))).mode & 0o777).toBe(0o600);

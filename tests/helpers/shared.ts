@@ -42,6 +42,8 @@ export interface LeaseDoc {
   url: string | null;
   started_at: string;
   version: string;
+  /** The manifest the server validated (`dev:ino:size:mtimeNs:ctimeNs`). */
+  manifest?: string;
 }
 
 /** Where the owner saves its board (peer numbering and announcements) beside the lease. */

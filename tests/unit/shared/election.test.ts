@@ -35,7 +35,7 @@ const servers: Server[] = [];
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'majordomus-election-'));
-  checkout = { root: dir, repositoryId: 'repo-under-test', localPath: 'local', leasePath: join(dir, 'local', 'state', 'mcp', 'server.json') };
+  checkout = { root: dir, repositoryId: 'repo-under-test', localPath: 'local', leasePath: join(dir, 'local', 'state', 'mcp', 'server.json'), manifestFingerprint: '1:2:3:4:5' };
 });
 
 afterEach(async () => {
@@ -162,7 +162,7 @@ describe('elect', () => {
     expect(outcome.role).toBe('owner');
     if (outcome.role !== 'owner') return;
     expect(outcome.predecessor).toEqual({ token: null });
-    expect(outcome.lease).toMatchObject({ schema: LEASE_SCHEMA, pid: process.pid, root: dir, url: null, version: '0.0.0-test' });
+    expect(outcome.lease).toMatchObject({ schema: LEASE_SCHEMA, pid: process.pid, root: dir, url: null, version: '0.0.0-test', manifest: '1:2:3:4:5' });
     expect(JSON.parse(readFileSync(checkout.leasePath, 'utf8'))).toEqual(outcome.lease);
   });
 
