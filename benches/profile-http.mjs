@@ -7,7 +7,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeRepo, makeTempDir, mcpInitialize, runCannon, SERVING_RE, spawnNode, table } from './lib/common.mjs';
+import { leaseToken, makeRepo, makeTempDir, mcpHeaders, mcpInitialize, runCannon, SERVING_RE, spawnNode, table } from './lib/common.mjs';
 
 const which = process.argv[2] ?? 'c';
 const seconds = Number(process.argv[3] ?? 5);
@@ -35,10 +35,11 @@ const profDir = await makeTempDir('majordomus-prof-');
 const serve = spawnNode(['serve', '--port', '0'], { cwd: repo.root, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir.path] });
 try {
   const [, base] = await serve.waitStderr(SERVING_RE);
-  const session = await mcpInitialize(base);
+  const token = await leaseToken(repo.root);
+  const session = await mcpInitialize(base, { token });
   const options =
     which === 'b'
-      ? { url: base, requests: [{ method: 'GET', path: '/api/v1/capability?id=objects.get' }] }
+      ? { url: base, requests: [{ method: 'GET', path: '/api/v1/capability?id=objects.get', headers: { authorization: `Bearer ${token}` } }] }
       : {
           url: base,
           idReplacement: true,
@@ -46,7 +47,7 @@ try {
             {
               method: 'POST',
               path: '/mcp',
-              headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session },
+              headers: mcpHeaders({ token, sessionId: session }),
               body: JSON.stringify({ jsonrpc: '2.0', id: '[<id>]', method: 'tools/call', params: { name: 'majordomus_capability', arguments: { id: 'objects.get' } } }),
             },
           ],

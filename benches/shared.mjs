@@ -21,7 +21,9 @@
 import {
   fmt,
   machine,
+  leaseToken,
   makeRepo,
+  mcpHeaders,
   mcpInitialize,
   PipeRpc,
   processCpu,
@@ -83,32 +85,34 @@ async function startOwner(root, name) {
   // The owner elects and binds before it reads stdin; initialize is answered once it serves.
   await rpc.initialize(name);
   const [, base] = await proc.waitStderr(SERVING_RE);
-  return { proc, rpc, base };
+  return { proc, rpc, base, token: await leaseToken(root) };
 }
 
 /** The loaded condition's traffic: /mcp tools/call, /api/v1/ routes and `GET /`, in one autocannon process. */
-function loadOptions(base, sessionId) {
+function loadOptions(base, sessionId, token) {
   const mcp = (name, args) => ({
     method: 'POST',
     path: '/mcp',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+    headers: mcpHeaders({ token, sessionId }),
     body: JSON.stringify({ jsonrpc: '2.0', id: '[<id>]', method: 'tools/call', params: { name, arguments: args } }),
   });
+  // /mcp, commands and peer reads need the lease's token; the open reads are sent it too.
+  const get = (path) => ({ method: 'GET', path, headers: { authorization: `Bearer ${token}` } });
   return {
     url: base,
     connections: LOAD_CONNECTIONS,
     idReplacement: true,
     requests: [
       mcp('majordomus_capability', { id: 'objects.get' }),
-      { method: 'GET', path: '/api/v1/capability?id=objects.search' },
+      get('/api/v1/capability?id=objects.search'),
       mcp('majordomus_get', { uri: 'majordomus://document/area-01/doc-1' }),
-      { method: 'GET', path: '/api/v1/search?query=lease%20bridge&limit=20' },
+      get('/api/v1/search?query=lease%20bridge&limit=20'),
       mcp('majordomus_search', { query: 'snapshot pool', limit: 10 }),
-      { method: 'GET', path: `/api/v1/object?uri=${encodeURIComponent(RULE_URI)}` },
+      get(`/api/v1/object?uri=${encodeURIComponent(RULE_URI)}`),
       // The board lives in the main thread: these reach it (over the host RPC) under load too.
       mcp('majordomus_peers', {}),
-      { method: 'GET', path: '/api/v1/peers' },
-      { method: 'GET', path: '/' },
+      get('/api/v1/peers'),
+      get('/'),
     ],
     expect: { excludes: ['"isError":true', '"error":{'] },
   };
@@ -155,8 +159,8 @@ export async function main() {
     for (const s of Object.values(sessions)) procs.push(s.proc);
 
     // Load on the loaded owner, from a separate process, for the whole measurement.
-    const loadSession = await mcpInitialize(sessions.loaded.base, 'bench-load');
-    cannon = startCannon(loadOptions(sessions.loaded.base, loadSession), { untilStopped: true });
+    const loadSession = await mcpInitialize(sessions.loaded.base, { token: sessions.loaded.token, name: 'bench-load' });
+    cannon = startCannon(loadOptions(sessions.loaded.base, loadSession, sessions.loaded.token), { untilStopped: true });
     await withTimeout(cannon.started, 30_000, 'the load to start');
 
     // Warm-up with the load already running (so the HTTP side is warm too): every condition and

@@ -2,32 +2,41 @@
  * autocannon in its own process, so the load generator never shares an event loop with the
  * harness or the server. argv[2] is a JSON object: autocannon's options plus
  *   untilStopped  run until stdin ends (the harness says when), instead of `duration`
- *   expect        {includes?: string, excludes?: string[]} checked on every response body;
- *                 a body that fails it is counted in `bad_bodies` (a 200 carrying an error).
- * Logs "cannon: started" on stderr once the run begins; prints a JSON summary on stdout.
+ *   expect        {includes?: string | string[], excludes?: string[]} checked on every response
+ *                 body of every request
+ *   requests[i].expect  the same, for that request alone (checked as well as `expect`): each
+ *                 request carries the answer it must get
+ *   warmAfter     log "cannon: warm" on stderr once this many responses have arrived
+ * A body that fails a check is counted in `bad_bodies` (a 200 carrying an error or a wrong
+ * answer); the first one is kept. Logs "cannon: started" on stderr once the run begins; prints a
+ * JSON summary on stdout.
  */
 import autocannon from 'autocannon';
 
 const config = JSON.parse(process.argv[2] ?? '{}');
-const { untilStopped, expect, ...options } = config;
+const { untilStopped, expect, warmAfter, ...options } = config;
+
+const asList = (value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
 let badBodies = 0;
 let firstBad = null;
 let checked = 0;
-if (expect && Array.isArray(options.requests)) {
-  for (const request of options.requests) {
+if (Array.isArray(options.requests)) {
+  options.requests.forEach((request, index) => {
+    const includes = [...asList(expect?.includes), ...asList(request.expect?.includes)];
+    const excludes = [...asList(expect?.excludes), ...asList(request.expect?.excludes)];
+    delete request.expect;
+    if (includes.length === 0 && excludes.length === 0) return;
     request.onResponse = (status, body) => {
       checked += 1;
       const text = typeof body === 'string' ? body : String(body ?? '');
-      const ok =
-        (expect.includes === undefined || text.includes(expect.includes)) &&
-        !(expect.excludes ?? []).some((bad) => text.includes(bad));
+      const ok = includes.every((good) => text.includes(good)) && !excludes.some((bad) => text.includes(bad));
       if (!ok) {
         badBodies += 1;
-        firstBad ??= `${status} ${text.slice(0, 300)}`;
+        firstBad ??= `request #${index} ${request.method ?? 'GET'} ${request.path ?? ''}: ${status} ${text.slice(0, 300)}`;
       }
     };
-  }
+  });
 }
 
 if (untilStopped) options.duration = 24 * 3600;
@@ -65,6 +74,16 @@ const instance = autocannon(options, (error, result) => {
   process.exit(0);
 });
 instance.once('start', () => process.stderr.write('cannon: started\n'));
+if (warmAfter > 0) {
+  let responses = 0;
+  const onResponse = () => {
+    responses += 1;
+    if (responses < warmAfter) return;
+    instance.off('response', onResponse);
+    process.stderr.write('cannon: warm\n');
+  };
+  instance.on('response', onResponse);
+}
 if (untilStopped) {
   process.stdin.on('end', () => instance.stop());
   process.stdin.on('error', () => instance.stop());

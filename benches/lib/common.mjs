@@ -6,7 +6,7 @@
  * No fixed sleeps: every wait is for a log line, an answer or an exit, each with a bound.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
 import { loadavg, cpus, availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -256,33 +256,62 @@ export class PipeRpc {
 // ---------------------------------------------------------------------------------------------
 // HTTP helpers (loopback only)
 
-export async function mcpInitialize(base, name = 'bench-http') {
+/** Where a checkout's lease lives (the bench layers keep the manifest's default `local.path`). */
+export function leasePath(root) {
+  return join(root, '.ai/local/state/mcp/server.json');
+}
+
+/**
+ * The bearer token of the checkout's lease: `/mcp`, every command and every peer read need it
+ * (`Authorization: Bearer <token>`). Read once the server has published its url.
+ */
+export async function leaseToken(root) {
+  const lease = JSON.parse(await readFile(leasePath(root), 'utf8'));
+  if (typeof lease.token !== 'string' || lease.token === '') throw new Error(`the lease at ${leasePath(root)} carries no token`);
+  return lease.token;
+}
+
+/** The headers of an MCP POST: JSON both ways, the session once there is one, the token. */
+export function mcpHeaders({ token, sessionId } = {}) {
+  return {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+  };
+}
+
+/** Opens an MCP session over HTTP and sends `notifications/initialized`; resolves with its id. */
+export async function mcpInitialize(base, { token, name = 'bench-http' } = {}) {
   const res = await fetch(`${base}/mcp`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: mcpHeaders({ token }),
     body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name, version: '0.0.0' } } }),
   });
   const sessionId = res.headers.get('mcp-session-id');
   const body = await res.text();
   if (res.status !== 200 || !sessionId) throw new Error(`initialize at ${base}/mcp answered ${res.status}: ${body}`);
-  await fetch(`${base}/mcp`, {
+  const initialized = await fetch(`${base}/mcp`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+    headers: mcpHeaders({ token, sessionId }),
     body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-  }).then((r) => r.arrayBuffer());
+  });
+  await initialized.arrayBuffer();
+  if (initialized.status >= 300) throw new Error(`notifications/initialized at ${base}/mcp answered ${initialized.status}`);
   return sessionId;
 }
 
-export async function mcpCall(base, sessionId, name, args) {
+/** One `tools/call` over HTTP; resolves with `{message, text}` (the parsed JSON-RPC answer and its bytes). */
+export async function mcpCall(base, sessionId, name, args, { token } = {}) {
   const res = await fetch(`${base}/mcp`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+    headers: mcpHeaders({ token, sessionId }),
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
   });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`tools/call ${name} answered ${res.status}: ${text}`);
-  // The SDK may answer as SSE when JSON responses are off; we always ask for JSON.
-  return JSON.parse(text);
+  // We always ask for JSON responses (the SDK reference runs with enableJsonResponse).
+  return { message: JSON.parse(text), text };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -291,7 +320,9 @@ export async function mcpCall(base, sessionId, name, args) {
 /**
  * Runs autocannon in a separate process. `config` is autocannon's options object (plain JSON).
  * With `untilStopped: true` the run lasts until `stop()` (stdin EOF); otherwise `config.duration`.
- * Resolves with a summary: req/s, latency percentiles (ms), totals, errors, non-2xx.
+ * `started` resolves once the run begins; `warm` once `config.warmAfter` responses have arrived.
+ * `result` resolves with a summary: req/s, latency percentiles (ms), totals, errors, non-2xx,
+ * bodies checked and bad bodies (see cannon.mjs for the per-request `expect`).
  */
 export function startCannon(config, { untilStopped = false } = {}) {
   const proc = spawnNode([JSON.stringify({ ...config, untilStopped })], { script: CANNON_JS, cwd: PACKAGE_ROOT });
@@ -301,12 +332,17 @@ export function startCannon(config, { untilStopped = false } = {}) {
     out += c;
   });
   const started = proc.waitStderr(/cannon: started/, 30_000);
+  const warm = config.warmAfter > 0 ? proc.waitStderr(/cannon: warm/, 60_000) : started;
+  // Whoever does not await one of them must not see an unhandled rejection when the run fails.
+  started.catch(() => {});
+  warm.catch(() => {});
   const result = proc.exited.then((status) => {
     if (status.code !== 0) throw new Error(`autocannon runner failed (${status.code ?? status.signal}):\n${proc.stderr()}`);
     return JSON.parse(out);
   });
   return {
     started,
+    warm,
     result,
     pid: proc.child.pid,
     stop: () => {
@@ -452,11 +488,14 @@ export function processCpu(pid) {
   }
 }
 
-/** Runs a benchmark's `main` when its file is executed directly (not imported by run.mjs). */
+/**
+ * Runs a benchmark's `main` when its file is executed directly (not imported by run.mjs); exits 1
+ * when a bar misses, as `npm run bench` does.
+ */
 export function runWhenMain(moduleUrl, main) {
   if (process.argv[1] !== fileURLToPath(moduleUrl)) return;
   main().then(
-    () => process.exit(0),
+    (result) => process.exit(result?.summaryRows?.some((r) => r[3] === 'FAIL') ? 1 : 0),
     (error) => {
       console.error(error.stack ?? error);
       process.exit(1);
