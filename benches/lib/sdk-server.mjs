@@ -1,31 +1,48 @@
 /**
  * The reference: the MCP SDK's own Streamable HTTP server, as its documentation sets it up —
  * node:http, one WebStandardStreamableHTTPServerTransport + McpServer per session,
- * `enableJsonResponse: true` — registering a `majordomus_capability` tool that answers the JSON
- * given in argv[2] (what our `GET /api/v1/capability?id=objects.get` answered) for that id.
+ * `enableJsonResponse: true` — registering the tools the HTTP bench calls (`majordomus_capability`,
+ * `majordomus_get`, `majordomus_list`, `majordomus_search`) with zod input schemas like ours, so the
+ * SDK validates every call's input as it does. Each tool answers from a table: argv[2] is the path
+ * of a JSON file `{answers: {"<tool> <canonical JSON of the arguments>": structuredContent}}`,
+ * what our server answered for each call the bench makes (fetched from it first). A call it has
+ * no answer for is answered `isError` (the bench counts that as a bad body).
  * Listens on 127.0.0.1:0; logs "sdk-server: listening PORT" on stderr; stdin EOF closes it.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { answerKey } from './canonical-json.mjs';
 
-const answers = JSON.parse(process.argv[2] ?? '{}');
+const { answers } = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const transports = new Map();
+
+const OBJECT_KINDS = ['rule', 'skill', 'prompt', 'workflow', 'adr', 'document', 'profile', 'policy'];
+const TOOLS = {
+  majordomus_capability: { id: z.string().min(1).max(200) },
+  majordomus_get: { uri: z.string().max(2048).regex(/^majordomus:\/\//, 'must start with majordomus://') },
+  majordomus_list: { kind: z.enum(OBJECT_KINDS).optional(), tag: z.string().min(1).max(200).optional() },
+  majordomus_search: {
+    query: z.string().max(1000).refine((q) => q.trim().length > 0, 'a blank query is refused'),
+    kind: z.enum(OBJECT_KINDS).optional(),
+    limit: z.number().int().min(1).max(200).default(20),
+  },
+};
 
 function newServer() {
   const server = new McpServer({ name: 'sdk-reference', version: '0.0.0' });
-  server.registerTool(
-    'majordomus_capability',
-    { description: 'Describe a capability', inputSchema: { id: z.string().min(1) } },
-    async ({ id }) => {
-      const output = answers[id];
-      if (output === undefined) return { content: [{ type: 'text', text: `not_found: no capability ${id}` }], isError: true };
+  for (const [name, inputSchema] of Object.entries(TOOLS)) {
+    server.registerTool(name, { description: name, inputSchema }, async (args) => {
+      const key = answerKey(name, args);
+      const output = answers[key];
+      if (output === undefined) return { content: [{ type: 'text', text: `not_found: no answer for ${key}` }], isError: true };
       return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
-    },
-  );
+    });
+  }
   return server;
 }
 
