@@ -173,21 +173,22 @@ function loadSwitch(owner, sessionId) {
       const cannon = startCannon(loadOptions(owner.base, sessionId, owner.token), { untilStopped: true });
       running = { cannon };
       await withTimeout(cannon.warm, 60_000, 'the load to warm up');
-      Object.assign(running, { threads: threadTimes(pid), cpu: processCpu(pid), t0: Date.now() });
+      Object.assign(running, { threads: threadTimes(pid), cpu: processCpu(pid), cannonCpu: processCpu(cannon.pid), t0: Date.now() });
     },
     async off() {
       if (!running) return;
-      const { cannon, threads, cpu, t0 } = running;
+      const { cannon, threads, cpu, cannonCpu, t0 } = running;
       running = null;
       const wall = (Date.now() - t0) / 1000;
       const after = threadTimes(pid);
       const cores = (processCpu(pid) - cpu) / wall;
+      const generatorCores = (processCpu(cannon.pid) - cannonCpu) / wall;
       const result = await withTimeout(cannon.stop(), 30_000, 'the load to stop');
       for (const [tid, a] of Object.entries(after)) {
         ownerCpu[tid] ??= { comm: a.comm, nice: a.nice, cpu_s: 0 };
         ownerCpu[tid].cpu_s += a.cpu_s - (threads[tid]?.cpu_s ?? 0);
       }
-      stretches.push({ ...result, measured_wall_s: +wall.toFixed(2), owner_cores: +cores.toFixed(2) });
+      stretches.push({ ...result, measured_wall_s: +wall.toFixed(2), owner_cores: +cores.toFixed(2), generator_cores: +generatorCores.toFixed(2) });
       process.stderr.write(`shared bench: load stretch ${stretches.length}: ${result.rps} req/s, errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx}, bad bodies ${result.bad_bodies}\n`);
     },
     async kill() {
@@ -333,7 +334,9 @@ export async function main() {
   };
   loadTotals.rps = +(loadTotals.requests_total / loadTotals.seconds).toFixed(1);
   const measuredWall = stretches.reduce((s, r) => s + r.measured_wall_s, 0);
-  loadTotals.owner_cores = +(stretches.reduce((s, r) => s + r.owner_cores * r.measured_wall_s, 0) / measuredWall).toFixed(2);
+  const coresOver = (field) => +(stretches.reduce((s, r) => s + r[field] * r.measured_wall_s, 0) / measuredWall).toFixed(2);
+  loadTotals.owner_cores = coresOver('owner_cores');
+  loadTotals.generator_cores = coresOver('generator_cores');
   const ownerThreads = threadDelta({}, load.ownerCpu, measuredWall);
   const loadClean = stretches.length > 0 && loadTotals.errors === 0 && loadTotals.timeouts === 0 && loadTotals.non2xx === 0 && loadTotals.bad_bodies === 0 && loadTotals.bodies_checked >= loadTotals.requests_total;
   const loadFast = stretches.length > 0 && loadTotals.min_stretch_rps >= MIN_LOAD_RPS;
@@ -386,7 +389,7 @@ export async function main() {
     `Shared server: stdio tools/call latency, ${ROUNDS} interleaved rounds × ${CALLS} calls per kind and condition (load avg before ${machineBefore.loadavg['1m']}, after ${output.machine_after.loadavg['1m']}; ${machineBefore.cpus} CPUs)`,
     'quiet = mcp --standalone, no load anywhere · none = the same process while the load runs on the loaded owner · idle = owner of a bound server, no traffic to it · loaded = owner under the load',
     table(['call / condition', 'n', 'p50 µs', 'p90 µs', 'p99 µs', '× quiet p50', '× none p50', '× quiet p99', '× none p99'], rows),
-    `load on the loaded owner: ${loadTotals.rps} req/s over ${loadTotals.stretches} stretches (slowest ${fmt(loadTotals.min_stretch_rps, 0)}; autocannon -c ${LOAD_CONNECTIONS}, ${loadTotals.requests_total} requests, errors ${loadTotals.errors}, timeouts ${loadTotals.timeouts}, non-2xx ${loadTotals.non2xx}, bad bodies ${loadTotals.bad_bodies}${loadTotals.first_bad_body ? ` (${loadTotals.first_bad_body})` : ''}); owner process ${loadTotals.owner_cores} cores, harness ${harnessCores} cores`,
+    `load on the loaded owner: ${loadTotals.rps} req/s over ${loadTotals.stretches} stretches (slowest ${fmt(loadTotals.min_stretch_rps, 0)}; autocannon -c ${LOAD_CONNECTIONS}, ${loadTotals.requests_total} requests, errors ${loadTotals.errors}, timeouts ${loadTotals.timeouts}, non-2xx ${loadTotals.non2xx}, bad bodies ${loadTotals.bad_bodies}${loadTotals.first_bad_body ? ` (${loadTotals.first_bad_body})` : ''}); owner process ${loadTotals.owner_cores} cores, load generator ${loadTotals.generator_cores} cores, harness ${harnessCores} cores`,
     `owner threads under load: ${Object.entries(ownerThreads).filter(([k]) => k !== 'busiest').map(([k, v]) => `${k} ×${v.threads}: ${v.cores} cores`).join('; ')}; busiest: ${ownerThreads.busiest.slice(0, 4).map((t) => `${t.comm === 'main thread' ? 'main' : `tid ${t.tid}`} nice ${t.nice} ${t.cores}`).join(', ')}`,
     '',
     `Cold start (median of ${cold.runs}, interleaved, no load): bridge ${fmt(cold.bridge_ms.p50, 1)} ms · mcp --standalone ${fmt(cold.standalone_ms.p50, 1)} ms · node -e "" ${fmt(cold.node_ms.p50, 1)} ms · bridge/node ${fmt(coldVsNode, 3)} · bridge/standalone ${fmt(coldVsStandalone, 3)}`,
