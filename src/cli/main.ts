@@ -6,7 +6,6 @@
 import { EXIT, MajordomusError, errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import { parseCommandLine, type ParsedArgs } from './args.js';
-import { HELP } from './help.js';
 import { settings } from '../settings.js';
 
 async function run(args: ParsedArgs): Promise<number> {
@@ -17,6 +16,7 @@ async function run(args: ParsedArgs): Promise<number> {
     return EXIT.ok;
   }
   if (args.help || args.command === null) {
+    const { HELP } = await import('./help.js');
     process.stdout.write(`${HELP[args.command ?? 'main']}\n`); // -- stdout-ok: the command's answer
     return args.command === null && !args.help ? EXIT.usage : EXIT.ok;
   }

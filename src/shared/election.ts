@@ -9,7 +9,6 @@
  *
  * Whatever the file holds, the election ends within its deadline (invariant 6).
  */
-import { verifyLocalHalf } from '../layer/local-half.js';
 import { log } from '../log.js';
 import { createLease, LeaseUnavailable, newLeaseDocument, readLease, removeLeaseIfUnchanged, type LeaseDocument, type LeaseReading } from './lease.js';
 import type { Checkout } from './locate.js';
@@ -95,8 +94,9 @@ export async function elect(options: ElectionOptions): Promise<ElectionOutcome> 
     const verdict = await judgeLease(await readLease(path), options.checkout, grace, now());
     switch (verdict.kind) {
       case 'absent': {
-        // Nothing is written below local.path before it is known to be a real, untracked directory.
-        if (!verified) await verifyLocalHalf(options.checkout.root, options.checkout.localPath);
+        // Nothing is written below local.path before it is known to be a real, untracked directory
+        // (loaded here: a bridge never needs it, nor the git it runs).
+        if (!verified) await (await import('../layer/local-half.js')).verifyLocalHalf(options.checkout.root, options.checkout.localPath);
         verified = true;
         const doc = newLeaseDocument(options.checkout.root, options.version, options.checkout.manifestFingerprint);
         if (await createLease(path, doc)) return { role: 'owner', lease: doc, predecessor };
