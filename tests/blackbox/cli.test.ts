@@ -13,7 +13,8 @@
  * - `mcp --inspect` and `mcp --standalone` leave the tree byte-for-byte unchanged and write no
  *   .ai/local;
  * - `capabilities list` (text and json), `describe` (unknown id exits 12), `schema --side input`
- *   (unknown id exits 12), `validate`;
+ *   (unknown id exits 12), `validate`; a capability that fails unexpectedly (MAJORDOMUS_FAULT)
+ *   exits 13 with MAJ_INTERNAL;
  * - `generate --check` exits 0 on the tree as built.
  */
 import { createHash } from 'node:crypto';
@@ -292,6 +293,16 @@ describe('capabilities', () => {
     expect(capabilities.map((c) => c.id)).toEqual(BUILTIN_CAPABILITY_IDS);
     const commands = await runCli(['capabilities', 'list', '--kind', 'command', '--format', 'json'], { cwd: repo.root });
     expect((JSON.parse(commands.stdout) as { capabilities: Array<{ id: string }> }).capabilities.map((c) => c.id)).toEqual(['peers.announce']);
+  });
+
+  it('exits 13 with MAJ_INTERNAL and nothing on stdout when the capability fails unexpectedly (MAJORDOMUS_FAULT)', async () => {
+    const repo = await goodRepo();
+    const result = await runCli(['capabilities', 'list'], { cwd: repo.root, env: { MAJORDOMUS_FAULT: 'capability:capabilities.list' } });
+    expect(result.code, result.stderr).toBe(13);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('MAJ_INTERNAL: Error: capabilities.list failed on purpose (MAJORDOMUS_FAULT)');
+    const other = await runCli(['capabilities', 'list'], { cwd: repo.root, env: { MAJORDOMUS_FAULT: 'capability:objects.list' } });
+    expect(other.code, other.stderr).toBe(0);
   });
 
   it('describes objects.get with its annotations and schemas', async () => {
