@@ -327,6 +327,7 @@ describe('capabilities', () => {
     const result = await runCli(['capabilities', 'describe', 'nope'], { cwd: repo.root });
     expect(result.code).toBe(12);
     expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('MAJ_UNKNOWN_CAPABILITY: ');
     expect(result.stderr).toContain('nope');
   });
 
@@ -348,6 +349,7 @@ describe('capabilities', () => {
     const result = await runCli(['capabilities', 'schema', 'nope', '--side', 'input'], { cwd: repo.root });
     expect(result.code).toBe(12);
     expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('MAJ_UNKNOWN_CAPABILITY: no capability nope');
     expect(result.stderr).toContain('nope');
   });
 
