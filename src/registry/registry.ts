@@ -58,6 +58,15 @@ export function parseInput(descriptor: CapabilityDescriptor, input: unknown): un
   return parsed.data;
 }
 
+export interface ExecuteOptions {
+  /**
+   * `MAJORDOMUS_FAULT`'s capability id: that capability throws an unexpected error instead of
+   * running. It is checked here, where every projection (stdio, HTTP, the pool, the command line)
+   * runs a capability, so each one's answer to an internal failure can be tested.
+   */
+  fault?: string | null;
+}
+
 /**
  * Runs an executable capability over already validated input. The handler's answer is parsed by
  * the output schema, so no surface can answer outside the contract it publishes.
@@ -66,8 +75,10 @@ export async function execute(
   descriptor: CapabilityDescriptor,
   input: unknown,
   context: ContextByReads[keyof ContextByReads],
+  options: ExecuteOptions = {},
 ): Promise<unknown> {
   if (!descriptor.handler) throw new CapabilityError('not_found', `${descriptor.id} is a resource, not executable`);
+  if (descriptor.id === options.fault) throw new Error(`${descriptor.id} failed on purpose (MAJORDOMUS_FAULT)`);
   const answer = await descriptor.handler(input as never, context as never);
   return descriptor.output.parse(answer);
 }

@@ -18,7 +18,7 @@ export interface RuntimeOptions {
   board: PeerBoard | null;
   /** The shared server's base URL once bound; null while served alone. */
   url: () => string | null;
-  /** `MAJORDOMUS_FAULT`: this capability throws an unexpected error (tests of the `internal` path). */
+  /** `MAJORDOMUS_FAULT`: this capability throws an unexpected error (tests of the `internal` path; see `execute`). */
   faultCapability?: string | null;
 }
 
@@ -44,8 +44,7 @@ export class Runtime {
     if (!descriptor) throw new CapabilityError('not_found', `no capability ${capabilityId}`);
     const input = parseInput(descriptor, args);
     if (caller !== null) this.board?.touch(caller);
-    if (capabilityId === this.#faultCapability) throw new Error(`${capabilityId} failed on purpose (MAJORDOMUS_FAULT)`);
-    return execute(descriptor, input, this.#context(descriptor.reads, caller));
+    return execute(descriptor, input, this.#context(descriptor.reads, caller), { fault: this.#faultCapability });
   }
 
   join(client: PeerClient, transport: 'stdio' | 'http', preferredPeerId?: string): string {

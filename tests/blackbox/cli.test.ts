@@ -13,7 +13,10 @@
  * - `mcp --inspect` and `mcp --standalone` leave the tree byte-for-byte unchanged and write no
  *   .ai/local;
  * - `capabilities list` (text and json), `describe` (unknown id exits 12), `schema --side input`
- *   (unknown id exits 12), `validate`;
+ *   (unknown id exits 12), `validate`; a capability that fails unexpectedly (MAJORDOMUS_FAULT)
+ *   exits 13 with MAJ_INTERNAL;
+ * - a command whose stdout reader has gone (`capabilities list | head -1`) ends quietly with exit
+ *   0, no stack trace;
  * - `generate --check` exits 0 on the tree as built.
  */
 import { createHash } from 'node:crypto';
@@ -21,9 +24,10 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT, runCli } from '../helpers/cli.js';
+import { DEFAULT_TIMEOUT_MS, PACKAGE_ROOT, runCli, spawnCli } from '../helpers/cli.js';
 import { createFixtureRepo, makeTempDir, type FixtureRepo } from '../helpers/fixture-repo.js';
 import { treeState } from '../helpers/tree-state.js';
+import { withTimeout } from '../helpers/wait.js';
 import { BUILTIN_CAPABILITY_IDS } from '../helpers/builtins.js';
 
 const GOOD_RULE = '---\ntitle: Good rule\ntags: [ok]\n---\n# Good rule\n\nFollow it.\n';
@@ -294,6 +298,16 @@ describe('capabilities', () => {
     expect((JSON.parse(commands.stdout) as { capabilities: Array<{ id: string }> }).capabilities.map((c) => c.id)).toEqual(['peers.announce']);
   });
 
+  it('exits 13 with MAJ_INTERNAL and nothing on stdout when the capability fails unexpectedly (MAJORDOMUS_FAULT)', async () => {
+    const repo = await goodRepo();
+    const result = await runCli(['capabilities', 'list'], { cwd: repo.root, env: { MAJORDOMUS_FAULT: 'capability:capabilities.list' } });
+    expect(result.code, result.stderr).toBe(13);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('MAJ_INTERNAL: Error: capabilities.list failed on purpose (MAJORDOMUS_FAULT)');
+    const other = await runCli(['capabilities', 'list'], { cwd: repo.root, env: { MAJORDOMUS_FAULT: 'capability:objects.list' } });
+    expect(other.code, other.stderr).toBe(0);
+  });
+
   it('describes objects.get with its annotations and schemas', async () => {
     const repo = await goodRepo();
     const result = await runCli(['capabilities', 'describe', 'objects.get'], { cwd: repo.root });
@@ -313,6 +327,7 @@ describe('capabilities', () => {
     const result = await runCli(['capabilities', 'describe', 'nope'], { cwd: repo.root });
     expect(result.code).toBe(12);
     expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('MAJ_UNKNOWN_CAPABILITY: ');
     expect(result.stderr).toContain('nope');
   });
 
@@ -334,6 +349,7 @@ describe('capabilities', () => {
     const result = await runCli(['capabilities', 'schema', 'nope', '--side', 'input'], { cwd: repo.root });
     expect(result.code).toBe(12);
     expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('MAJ_UNKNOWN_CAPABILITY: no capability nope');
     expect(result.stderr).toContain('nope');
   });
 
@@ -342,6 +358,29 @@ describe('capabilities', () => {
     const result = await runCli(['capabilities', 'validate'], { cwd: repo.root });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('registry valid');
+  });
+});
+
+describe('a reader that goes away', () => {
+  it.each(
+    [
+      ['capabilities', 'list'],
+      ['capabilities', 'list', '--format', 'json'],
+      ['capabilities', 'schema', 'objects.get'],
+      ['mcp', '--inspect'],
+      ['--version'],
+    ].map((args) => ({ command: args.join(' '), args })),
+  )('ends $command quietly with exit 0 when its stdout is closed', async ({ args }) => {
+    const repo = await goodRepo();
+    const cli = spawnCli(args, { cwd: repo.root, env: { MAJORDOMUS_LOG: 'debug' } });
+    // Closed before node has even started, so the command's first write fails with EPIPE.
+    cli.child.stdout.destroy();
+    cli.child.stdin.end();
+    const { code, signal } = await withTimeout(cli.exited, DEFAULT_TIMEOUT_MS, `majordomus ${args.join(' ')}`);
+    expect(signal).toBeNull();
+    expect(code, cli.stderr()).toBe(0);
+    expect(cli.stderr()).toContain('stdout closed (EPIPE): the reader has gone; ending');
+    expect(cli.stderr()).not.toMatch(/Error|at .+:\d+:\d+|MAJ_INTERNAL/);
   });
 });
 

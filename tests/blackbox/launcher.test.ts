@@ -8,7 +8,12 @@
  * - a build older than a file under src/ is rebuilt (real npm); older than a file under workers/,
  *   tsconfig.json or package.json → `npm run build` (fake npm);
  * - a missing node_modules → `npm ci` (with the lock file) or `npm install` (without), on stderr;
- * - MAJORDOMUS_NO_BUILD: a missing build exits 12 naming `npm run build`, nothing installed or built;
+ * - MAJORDOMUS_NO_BUILD: a missing build exits 12 with MAJ_NO_BUILD naming `npm run build`,
+ *   nothing installed or built;
+ * - a failing `npm ci` / `npm install` (a stand-in npm that exits 1) exits 12 with MAJ_NO_BUILD
+ *   naming the command, npm's stdout on stderr, nothing built;
+ * - sources that do not compile: the real `npm run build` fails, the launcher exits 12 with
+ *   MAJ_NO_BUILD and tsc's error on stderr, and no build is left for a later launch to run;
  * - MAJORDOMUS_BIN: exec'd with `mcp` and the arguments, nothing installed or built;
  * - the package root is found through a symbolic link to the launcher;
  * - in none of these does anything reach stdout before the server speaks;
@@ -16,12 +21,13 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { constants, existsSync } from 'node:fs';
-import { access, chmod, cp, mkdir, readFile, readdir, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { access, copyFile, mkdir, readFile, readdir, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureRepo, makeTempDir, type FixtureRepo } from '../helpers/fixture-repo.js';
+import { SOURCE_PARTS, copyPackage } from '../helpers/package-copy.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -48,6 +54,14 @@ case "$1" in
   run) [ "$2" = build ] && touch dist/src/cli/main.js ;;
 esac
 exit 0
+`;
+
+// A stand-in for npm that records each call, says something on both streams and fails.
+const FAILING_NPM = `#!/bin/sh
+printf '%s\\n' "$*" >> "$FAKE_NPM_LOG"
+echo "failing npm $* (stdout)"
+echo "npm error: failing on purpose" >&2
+exit 1
 `;
 
 // A stand-in for the executable: its arguments on stderr, nothing on stdout.
@@ -146,16 +160,6 @@ async function setTreeTime(path: string, time: Date): Promise<void> {
   await utimes(path, time, time);
 }
 
-/** A copy of the package to build in: sources, bin/ and a link to our node_modules; no dist/. */
-async function copyPackage(into: string, options: { sources?: boolean } = {}): Promise<string> {
-  const root = join(into, 'package');
-  await mkdir(root);
-  const parts = options.sources === false ? ['package.json', 'bin'] : ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'workers', 'bin'];
-  for (const part of parts) await cp(join(PACKAGE_ROOT, part), join(root, part), { recursive: true });
-  await chmod(join(root, LAUNCHER_RELATIVE), 0o755);
-  return root;
-}
-
 describe('bin/majordomus-mcp', () => {
   let temp: { path: string; cleanup(): Promise<void> };
   let repo: FixtureRepo;
@@ -174,8 +178,8 @@ describe('bin/majordomus-mcp', () => {
   beforeAll(async () => {
     temp = await makeTempDir('majordomus-launcher-');
     repo = await createFixtureRepo({ files: { '.ai/repo/rules/launch.md': '# Launch\n\nThe launcher builds first.\n' } });
-    pkg = await copyPackage(temp.path);
-    await symlink(join(PACKAGE_ROOT, 'node_modules'), join(pkg, 'node_modules'));
+    // Sources, bin/ and a link to our node_modules; no dist/.
+    pkg = await copyPackage(temp.path, SOURCE_PARTS);
     launcher = join(pkg, LAUNCHER_RELATIVE);
     main = join(pkg, MAIN_RELATIVE);
     fakeBinDir = join(temp.path, 'fake-bin');
@@ -312,8 +316,7 @@ describe('bin/majordomus-mcp', () => {
 
     beforeAll(async () => {
       bareTemp = await makeTempDir('majordomus-launcher-bare-');
-      bare = await copyPackage(bareTemp.path, { sources: false });
-      await cp(join(PACKAGE_ROOT, 'src'), join(bare, 'src'), { recursive: true });
+      bare = await copyPackage(bareTemp.path, ['package.json', 'bin', 'src'], { nodeModules: false });
     });
 
     afterAll(async () => {
@@ -328,11 +331,40 @@ describe('bin/majordomus-mcp', () => {
       });
       expect(run.code, run.stderr).toBe(12);
       expect(run.stdout).toBe('');
+      expect(run.stderr).toContain('majordomus-mcp: MAJ_NO_BUILD: ');
       expect(run.stderr).toContain('`npm run build`');
       expect(run.stderr).toContain(join(bare, MAIN_RELATIVE));
       expect(await npmCalls()).toEqual([]);
       expect(existsSync(join(bare, 'node_modules'))).toBe(false);
       expect(existsSync(join(bare, 'dist'))).toBe(false);
+    });
+
+    it.each([
+      { lock: true, command: 'ci --no-audit --no-fund', failed: 'npm ci failed' },
+      { lock: false, command: 'install --no-audit --no-fund', failed: 'npm install failed' },
+    ])('exits 12 with MAJ_NO_BUILD when `npm $command` fails, its stdout on stderr, nothing built', async ({ lock, command, failed }) => {
+      await rm(npmLog, { force: true });
+      const failingBinDir = join(bareTemp.path, 'failing-bin');
+      await mkdir(failingBinDir, { recursive: true });
+      await writeFile(join(failingBinDir, 'npm'), FAILING_NPM, { mode: 0o755 });
+      const lockFile = join(bare, 'package-lock.json');
+      if (lock) await copyFile(join(PACKAGE_ROOT, 'package-lock.json'), lockFile);
+      try {
+        const run = await runLauncher(join(bare, LAUNCHER_RELATIVE), ['--standalone'], {
+          cwd: repo.root,
+          env: { PATH: `${failingBinDir}:${process.env.PATH ?? ''}`, FAKE_NPM_LOG: npmLog },
+        });
+        expect(run.code, run.stderr).toBe(12);
+        expect(run.stdout).toBe('');
+        expect(run.stderr).toContain(`failing npm ${command} (stdout)`);
+        expect(run.stderr).toContain('npm error: failing on purpose');
+        expect(run.stderr).toContain(`majordomus-mcp: MAJ_NO_BUILD: ${failed} in ${bare}\n`);
+        expect(await npmCalls()).toEqual([command]);
+        expect(existsSync(join(bare, MAIN_RELATIVE))).toBe(false);
+      } finally {
+        await rm(lockFile, { force: true });
+        await rm(join(bare, 'dist'), { recursive: true, force: true }); // the launchers' lock file
+      }
     });
 
     it('MAJORDOMUS_BIN: execs it with `mcp` and the arguments; nothing installed or built', async () => {
@@ -351,6 +383,44 @@ describe('bin/majordomus-mcp', () => {
       expect(existsSync(join(bare, 'dist'))).toBe(false);
     });
   });
+});
+
+describe('bin/majordomus-mcp in a package whose sources do not compile', () => {
+  let temp: { path: string; cleanup(): Promise<void> };
+  let repo: FixtureRepo;
+  let pkg: string;
+
+  beforeAll(async () => {
+    temp = await makeTempDir('majordomus-launcher-broken-');
+    repo = await createFixtureRepo({ files: { '.ai/repo/rules/launch.md': '# Launch\n\nThe launcher builds first.\n' } });
+    pkg = await copyPackage(temp.path, SOURCE_PARTS);
+    await writeFile(join(pkg, 'src/broken.ts'), "export const broken: number = 'not a number';\n");
+  });
+
+  afterAll(async () => {
+    await repo?.cleanup();
+    await temp?.cleanup();
+  });
+
+  it(
+    'exits 12 with MAJ_NO_BUILD when the real `npm run build` fails, tsc\'s error on stderr, and leaves no build to run',
+    async () => {
+      const run = await runLauncher(join(pkg, LAUNCHER_RELATIVE), ['--standalone'], {
+        cwd: repo.root,
+        lines: [INITIALIZE],
+        timeoutMs: BUILD_TIMEOUT_MS,
+      });
+      expect(run.code, run.stderr).toBe(12);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain('building (npm run build)');
+      expect(run.stderr).toMatch(/src\/broken\.ts\(1,14\): error TS2322/);
+      expect(run.stderr).toContain(`majordomus-mcp: MAJ_NO_BUILD: \`npm run build\` failed in ${pkg}\n`);
+      // tsconfig.json has noEmitOnError: a failed build writes nothing, so the next launch builds
+      // again instead of running what a failed build emitted.
+      expect(existsSync(join(pkg, MAIN_RELATIVE))).toBe(false);
+    },
+    BUILD_TIMEOUT_MS,
+  );
 });
 
 describe('client configurations', () => {

@@ -23,6 +23,8 @@ export interface CliOptions {
   /** Added to the environment (a value of `undefined` removes a variable). */
   env?: Readonly<Record<string, string | undefined>>;
   timeoutMs?: number;
+  /** The executable to run instead of ours (a package copy's `dist/src/cli/main.js`). */
+  main?: string;
 }
 
 export interface CliResult {
@@ -32,8 +34,8 @@ export interface CliResult {
   stderr: string;
 }
 
-function assertBuilt(): void {
-  if (!existsSync(MAIN_JS)) throw new Error(`${MAIN_JS} is missing: run \`npm run build\` first`);
+function assertBuilt(main: string): void {
+  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
 }
 
 /** The child's environment: ours, without a log level set by the developer, plus `extra`. */
@@ -83,8 +85,9 @@ export interface CliProcess {
 
 /** Starts the executable with piped stdio. Call `stop()` in `afterEach`. */
 export function spawnCli(args: readonly string[], options: Omit<CliOptions, 'input' | 'timeoutMs'>): CliProcess {
-  assertBuilt();
-  const child = spawn(process.execPath, [MAIN_JS, ...args], {
+  const main = options.main ?? MAIN_JS;
+  assertBuilt(main);
+  const child = spawn(process.execPath, [main, ...args], {
     cwd: options.cwd,
     env: cliEnv(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],

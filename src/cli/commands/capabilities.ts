@@ -9,6 +9,7 @@ import { jsonSchemaOf, type CapabilityEntry } from '../../registry/catalog.js';
 import type { CapabilityDescriptor, ContextByReads } from '../../registry/descriptor.js';
 import { execute, parseInput, type Registry } from '../../registry/registry.js';
 import { builtinRegistry } from '../../runtime/load.js';
+import { settings } from '../../settings.js';
 import { choiceOption, usageError, type ParsedArgs } from '../args.js';
 
 function print(text: string): void {
@@ -33,7 +34,8 @@ async function runCliPath(registry: Registry, path: string, input: unknown, args
   const descriptor = registry.descriptors.find((d) => d.exposure.cli?.path === path);
   if (!descriptor) throw new MajordomusError('MAJ_INTERNAL', `no capability has the CLI path "${path}"`);
   try {
-    return await execute(descriptor, parseInput(descriptor, input), await contextFor(descriptor, registry, args));
+    const parsed = parseInput(descriptor, input);
+    return await execute(descriptor, parsed, await contextFor(descriptor, registry, args), { fault: settings().faultCapability });
   } catch (error) {
     if (error instanceof CapabilityError && error.code === 'not_found') {
       throw new MajordomusError('MAJ_UNKNOWN_CAPABILITY', error.message);
