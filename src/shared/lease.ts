@@ -2,17 +2,18 @@
  * The lease: one file through which every process of a checkout finds its shared server.
  * `<root>/<local>/state/mcp/server.json`, mode 0600. It only ever appears whole: a complete
  * temporary file is hard-linked into place, which fails when a lease is already there (one
- * winner, no reader ever sees a half-written lease). The holder rewrites it (its URL once bound,
- * the peers it issued) by compare-and-swap — move the file aside, check it is still its own,
- * link the new one in — so a lease another process took over is never overwritten. A lease is
- * written twice in its life (taken, then its URL once bound); what changes while a server lives
- * is kept beside it, in the owner's own file (`board.json`). It is removed only by the process
- * whose token it still carries.
+ * winner, no reader ever sees a half-written lease). Every change happens under the lease's lock
+ * (`lease-lock.ts`), so the holder's compare-and-swap (its URL, once bound) never overwrites a
+ * lease another process took over, and the lease is never briefly absent. A lease is written
+ * twice in its life (taken, then its URL); what changes while a server lives is kept beside it,
+ * in the owner's own file (`board.json`). It is removed only by the process whose token it still
+ * carries.
  */
 import { randomBytes } from 'node:crypto';
-import { constants, linkSync, readFileSync, unlinkSync } from 'node:fs';
-import { link, lstat, mkdir, open, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { constants, readFileSync, unlinkSync } from 'node:fs';
+import { link, mkdir, open, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { LeaseLockUnavailable, withLeaseLock, withLeaseLockSync } from './lease-lock.js';
 
 export const LEASE_SCHEMA = 'majordomus-mcp-lease/v1';
 
@@ -59,19 +60,50 @@ function unavailable(path: string, error: unknown): LeaseUnavailable {
   return new LeaseUnavailable(`cannot write the lease ${path} (${code || String(error)})`);
 }
 
-/** Puts `doc` at `path` whole, unless a file is already there (then false). */
-async function linkInPlace(path: string, doc: LeaseDocument): Promise<boolean> {
+/** A complete copy of `doc` beside `path`, ready to be linked or renamed into place. */
+async function writeTemp(path: string, doc: LeaseDocument): Promise<string> {
   const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     await writeFile(temp, serialise(doc), { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    throw unavailable(path, error);
+  }
+  return temp;
+}
+
+/** Runs a change of the lease under its lock, with the whole new document written beforehand. */
+async function change<T>(path: string, doc: LeaseDocument | null, run: (temp: string) => Promise<T>): Promise<T> {
+  const temp = doc === null ? '' : await writeTemp(path, doc);
+  try {
+    return await withLeaseLock(path, () => run(temp));
+  } catch (error) {
+    if (error instanceof LeaseLockUnavailable) throw new LeaseUnavailable(error.message);
+    if (error instanceof LeaseUnavailable) throw error;
+    throw unavailable(path, error);
+  } finally {
+    if (temp !== '') await unlink(temp).catch(() => undefined);
+  }
+}
+
+/** Links `temp` in at `path` unless something is there (then false). Under the lock. */
+async function linkIn(path: string, temp: string): Promise<boolean> {
+  try {
     await link(temp, path);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw unavailable(path, error);
-  } finally {
-    await unlink(temp).catch(() => undefined);
+    throw error;
   }
+}
+
+/** Removes what is at `path` if it still reads as `raw` (see `readLease`). Under the lock. */
+async function removeIfUnchanged(path: string, raw: string): Promise<boolean> {
+  const reading = await readLease(path);
+  if (reading.state === 'absent' || reading.raw !== raw) return false;
+  // What is not a regular file (a directory, a FIFO) was judged as it stands (raw ''); it is removed
+  // without being opened.
+  await rm(path, { recursive: true, force: true });
+  return true;
 }
 
 /** Creates the lease exclusively (making its directory); false when one already exists. */
@@ -81,7 +113,7 @@ export async function createLease(path: string, doc: LeaseDocument): Promise<boo
   } catch (error) {
     throw unavailable(dirname(path), error);
   }
-  return linkInPlace(path, doc);
+  return change(path, doc, (temp) => linkIn(path, temp));
 }
 
 /** What a lease file holds right now; `raw` is compared before anything replaces it. */
@@ -132,78 +164,39 @@ export async function readLease(path: string): Promise<LeaseReading> {
   return { state: 'document', doc: doc as LeaseDocument, raw, modifiedMs };
 }
 
-/**
- * Removes the lease only if it still holds exactly `raw`: the file is first moved aside (atomic),
- * then compared; a file that changed in between (another process's fresh lease) is put back.
- * Answers whether the file we judged was removed.
- */
+/** Removes the lease only if it still holds exactly `raw` (what the caller judged). */
 export async function removeLeaseIfUnchanged(path: string, raw: string): Promise<boolean> {
-  const aside = `${path}.${randomBytes(6).toString('hex')}.replaced`;
-  try {
-    await rename(path, aside);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw unavailable(path, error);
-  }
-  const discard = (): Promise<void> => rm(aside, { recursive: true, force: true }).catch(() => undefined);
-  // What is not a regular file (a directory, a FIFO) was judged corrupt as it stands (raw '');
-  // it is never opened.
-  const isFile = await lstat(aside).then((s) => s.isFile(), () => false);
-  const moved = isFile ? await readFile(aside, 'utf8').catch(() => null) : '';
-  if (moved === raw) {
-    await discard();
-    return true;
-  }
-  // Not the file we judged: restore it unless a newer one has taken its place meanwhile.
-  try {
-    linkSync(aside, path);
-  } catch {
-    // A newer lease exists; the one we moved lost anyway.
-  }
-  await discard();
-  return false;
+  return change(path, null, () => removeIfUnchanged(path, raw));
 }
 
 /**
  * Rewrites our lease with `doc` (same token), only while the file still carries that token:
- * compare-and-swap by moving the file aside, checking it, then linking the new one in. A lease
- * another process put there meanwhile is put back untouched and the answer is false.
+ * compare-and-swap under the lock, the new document renamed over the old one (never absent).
  */
 export async function publishLease(path: string, doc: LeaseDocument): Promise<boolean> {
-  const aside = `${path}.${randomBytes(6).toString('hex')}.publishing`;
-  try {
-    await rename(path, aside);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw unavailable(path, error);
-  }
-  let ours = false;
-  try {
-    const moved = JSON.parse(await readFile(aside, 'utf8')) as Partial<LeaseDocument>;
-    ours = moved.token === doc.token;
-  } catch {
-    ours = false;
-  }
-  if (!ours) {
-    // Not ours: put it back unless a newer lease has taken its place meanwhile.
-    await link(aside, path).catch(() => undefined);
-    await rm(aside, { force: true }).catch(() => undefined);
-    return false;
-  }
-  await rm(aside, { force: true }).catch(() => undefined);
-  // Absent for an instant: a process electing right now may create its own lease first, which
-  // then wins (we lose the lease rather than overwrite theirs).
-  return linkInPlace(path, doc);
+  return change(path, doc, async (temp) => {
+    const current = await readLease(path);
+    if (current.state !== 'document' || current.doc.token !== doc.token) return false;
+    await rename(temp, path);
+    return true;
+  });
 }
 
 /**
  * Puts our lease back where it is gone or unreadable (deleted by `git clean -xfd`, overwritten
- * with junk): the corrupt file judged as `raw` is moved away first; a lease that another process
- * created meanwhile wins. Answers whether ours is in place now.
+ * with junk): what was judged as `corruptRaw` is removed first; a lease another process created
+ * meanwhile wins. Answers whether ours is in place now.
  */
 export async function republishLease(path: string, doc: LeaseDocument, corruptRaw?: string): Promise<boolean> {
-  if (corruptRaw !== undefined && !(await removeLeaseIfUnchanged(path, corruptRaw))) return false;
-  return createLease(path, doc);
+  try {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw unavailable(dirname(path), error);
+  }
+  return change(path, doc, async (temp) => {
+    if (corruptRaw !== undefined && !(await removeIfUnchanged(path, corruptRaw))) return false;
+    return linkIn(path, temp);
+  });
 }
 
 /**
@@ -211,12 +204,14 @@ export async function republishLease(path: string, doc: LeaseDocument, corruptRa
  * a signal; never removes a lease another process took over.
  */
 export function releaseLeaseSync(path: string, token: string): boolean {
-  try {
-    const doc = JSON.parse(readFileSync(path, 'utf8')) as Partial<LeaseDocument>;
-    if (doc.token !== token) return false;
-    unlinkSync(path);
-    return true;
-  } catch {
-    return false;
-  }
+  return withLeaseLockSync(path, () => {
+    try {
+      const doc = JSON.parse(readFileSync(path, 'utf8')) as Partial<LeaseDocument>;
+      if (doc.token !== token) return false;
+      unlinkSync(path);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }

@@ -8,10 +8,11 @@
  * in its lease the exact `lstat` of the manifest it validated; a later process that finds that
  * lease at the default place, with the manifest unchanged, takes the validation as done.
  */
-import { lstat, readFile, realpath } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_LOCAL_PATH, repositoryId } from '../layer/identity.js';
 import { findRoot } from '../layer/root.js';
+import { readLease } from './lease.js';
 
 export interface Checkout {
   /** Real path of the root. */
@@ -38,12 +39,9 @@ async function fingerprintOf(manifestPath: string): Promise<string | null> {
 
 /** Whether the lease at the default place names this manifest, unchanged, as validated. */
 async function validatedBefore(root: string, fingerprint: string): Promise<boolean> {
-  try {
-    const lease = JSON.parse(await readFile(join(root, DEFAULT_LOCAL_PATH, LEASE_BELOW_LOCAL), 'utf8')) as { manifest?: unknown; root?: unknown };
-    return lease.manifest === fingerprint && lease.root === root;
-  } catch {
-    return false;
-  }
+  // readLease never opens what is not a regular file (a FIFO there must not hang a bridge).
+  const reading = await readLease(join(root, DEFAULT_LOCAL_PATH, LEASE_BELOW_LOCAL)).catch(() => null);
+  return reading?.state === 'document' && reading.doc.manifest === fingerprint && reading.doc.root === root;
 }
 
 /** Finds the checkout from `start`; an invalid manifest is MAJ_MANIFEST_INVALID, before anything is written. */

@@ -8,10 +8,12 @@
  *   fields, a directory at the path) and a document apart;
  * - removeLeaseIfUnchanged removes the bytes it judged, puts back a file whose content changed,
  *   removes a directory judged with raw '' and leaves no `*.replaced` entry behind;
- * - publishLease writes the URL only while the token is ours and leaves no temp file;
+ * - publishLease writes the URL only while the token is ours and leaves no temp file; a reader
+ *   never sees the lease absent while it is rewritten; every change takes the lease's lock, whose
+ *   dead holder is broken and whose live holder is waited for;
  * - releaseLeaseSync removes the file only with our token.
  */
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -185,6 +187,46 @@ describe('publishLease', () => {
     const before = readFileSync(leasePath, 'utf8');
     expect(await publishLease(leasePath, { ...doc(), url: 'http://127.0.0.1:4321' })).toBe(false);
     expect(readFileSync(leasePath, 'utf8')).toBe(before);
+    expect(leaseFolder()).toEqual(['server.json']);
+  });
+
+  it('never lets a reader see the lease absent while it is republished, and never overwrites a lease taken meanwhile', async () => {
+    const lease = doc();
+    await createLease(leasePath, lease);
+    let reading = true;
+    const seen = new Set<string>();
+    const reader = (async () => {
+      while (reading) {
+        seen.add((await readLease(leasePath)).state);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    for (let i = 0; i < 200; i += 1) expect(await publishLease(leasePath, { ...lease, url: `http://127.0.0.1:${1000 + i}` })).toBe(true);
+    reading = false;
+    await reader;
+    expect([...seen]).toEqual(['document']);
+    // A taker's lease between our check and our write would be a change under the same lock: ours waits.
+    const theirs = doc();
+    const raw = readFileSync(leasePath, 'utf8');
+    expect(await removeLeaseIfUnchanged(leasePath, raw)).toBe(true);
+    expect(await createLease(leasePath, theirs)).toBe(true);
+    expect(await publishLease(leasePath, { ...lease, url: 'http://127.0.0.1:9999' })).toBe(false);
+    expect(JSON.parse(readFileSync(leasePath, 'utf8')).token).toBe(theirs.token);
+    expect(leaseFolder()).toEqual(['server.json']);
+  });
+
+  it('breaks the lock of a process that died holding it, and waits for a live holder to let go', async () => {
+    const lease = doc();
+    await createLease(leasePath, lease);
+    writeFileSync(`${leasePath}.lock`, `${4_194_304 + 11} deadbeef\n`);
+    expect(await publishLease(leasePath, { ...lease, url: 'http://127.0.0.1:1' })).toBe(true);
+    writeFileSync(`${leasePath}.lock`, `${process.pid} someone-else\n`);
+    const publishing = publishLease(leasePath, { ...lease, url: 'http://127.0.0.1:2' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(JSON.parse(readFileSync(leasePath, 'utf8')).url).toBe('http://127.0.0.1:1');
+    rmSync(`${leasePath}.lock`);
+    expect(await publishing).toBe(true);
+    expect(JSON.parse(readFileSync(leasePath, 'utf8')).url).toBe('http://127.0.0.1:2');
     expect(leaseFolder()).toEqual(['server.json']);
   });
 

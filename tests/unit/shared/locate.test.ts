@@ -37,7 +37,7 @@ function fingerprint(): string {
 
 function writeLease(fields: Record<string, unknown>): void {
   mkdirSync(join(root, '.ai/local/state/mcp'), { recursive: true });
-  writeFileSync(join(root, '.ai/local/state/mcp/server.json'), JSON.stringify({ schema: 'majordomus-mcp-lease/v1', root, ...fields }));
+  writeFileSync(join(root, '.ai/local/state/mcp/server.json'), JSON.stringify({ schema: 'majordomus-mcp-lease/v1', pid: process.pid, token: 't', url: null, root, ...fields }));
 }
 
 async function refusal(): Promise<MajordomusError> {
