@@ -6,13 +6,12 @@
 import { EXIT, MajordomusError, errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import { parseCommandLine, type ParsedArgs } from './args.js';
-import { endWhenStdoutCloses } from './closed-stdout.js';
 import { settings } from '../settings.js';
 
 async function run(args: ParsedArgs): Promise<number> {
   settings(); // a malformed MAJORDOMUS_* variable is refused before anything starts
   const mcpSession = args.command === 'mcp' && !args.help && !args.version && args.options.inspect !== true;
-  if (!mcpSession) endWhenStdoutCloses();
+  if (!mcpSession) (await import('./closed-stdout.js')).endWhenStdoutCloses();
   if (args.version) {
     const { VERSION } = await import('../version.js');
     process.stdout.write(`${VERSION}\n`); // -- stdout-ok: the command's answer

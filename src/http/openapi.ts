@@ -89,12 +89,13 @@ function fixedPaths(): Record<string, unknown> {
               'application/json': {
                 schema: {
                   type: 'object',
-                  required: ['name', 'version', 'repository_id', 'leaseholder', 'surfaces', 'peers'],
+                  required: ['name', 'version', 'repository_id', 'leaseholder', 'authorized', 'surfaces', 'peers'],
                   properties: {
                     name: { const: 'majordomus' },
                     version: { type: 'string' },
                     repository_id: { type: 'string' },
                     leaseholder: { type: 'boolean' },
+                    authorized: { type: 'boolean', description: "Whether the request carried this server's bearer token (how a lease's probe recognises the server that wrote it)." },
                     surfaces: {
                       type: 'object',
                       properties: {

@@ -44,10 +44,10 @@ export class RemoteMcpBackend implements McpBackend {
     return this.#options.layer.get(uri);
   }
 
-  async join(...args: Parameters<McpBackend['join']>): Promise<string> {
+  async join(...args: Parameters<McpBackend['join']>): ReturnType<McpBackend['join']> {
     const joined = await this.#options.host.join(...args);
     this.#options.onPeerCount(joined.peers);
-    return joined.peerId;
+    return { peerId: joined.peerId, instructions: joined.instructions };
   }
 
   leave(peerId: string): void {

@@ -100,13 +100,16 @@ export function createRouter(services: RouterServices): Router {
   }
 
   // Answered by this thread alone: the liveness probe must not wait on the main thread.
-  function root(): HttpReply {
+  function root(request: HttpRequest): HttpReply {
     const base = services.baseUrl();
     return jsonReply(200, {
       name: 'majordomus',
       version: services.version,
       repository_id: services.repositoryId,
       leaseholder: services.leaseholder(),
+      // Whether the request carried this server's token: how a lease's probe knows it reached
+      // the server that wrote the lease.
+      authorized: authorized(request),
       surfaces: { docs: `${base}/docs`, openapi: `${base}/openapi.json`, api: `${base}/api/v1/`, mcp: `${base}/mcp` },
       peers: services.peerCount(),
     });
@@ -151,7 +154,7 @@ export function createRouter(services: RouterServices): Router {
       return capability(request, entry);
     }
     if (!openWithoutToken() && !authorized(request)) return unauthorized();
-    if (path === '/') return allowOnly(['GET'], method) ?? root();
+    if (path === '/') return allowOnly(['GET'], method) ?? root(request);
     if (path === '/openapi.json') {
       return allowOnly(['GET'], method) ?? { status: 200, contentType: 'application/json', body: services.openapi };
     }

@@ -46,8 +46,8 @@ function hostControl(runtime: Runtime): HostControl {
   return {
     invoke: async (capabilityId, input, caller) => runtime.outcome(capabilityId, input, caller),
     join: async (client, preferred) => {
-      const peerId = runtime.join(client, 'http', preferred ?? undefined);
-      return { peerId, peers: runtime.board?.size ?? 0 };
+      const joined = runtime.joinWithInstructions(client, 'http', preferred ?? undefined);
+      return { ...joined, peers: runtime.board?.size ?? 0 };
     },
     leave: async (peerId) => {
       runtime.leave(peerId);

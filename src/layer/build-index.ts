@@ -10,7 +10,7 @@ import { lstat, open, readlink, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { log } from '../log.js';
-import { repositoryId } from './identity.js';
+import { repositoryId } from './repository-id.js';
 import { discover, type Undecodable } from './discovery.js';
 import { isMapping, parseYaml, splitFrontMatter } from './front-matter.js';
 import { checkMetadata, matchKind, mayHoldKind, objectId, objectUri, type KindSpec } from './kinds.js';

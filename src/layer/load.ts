@@ -11,7 +11,7 @@ import { findRoot } from './root.js';
 import type { Diagnostic, DiscoveryMode, LayerIndex } from './types.js';
 
 export { buildIndex, MAX_FILE_BYTES } from './build-index.js';
-export { repositoryId } from './identity.js';
+export { repositoryId } from './repository-id.js';
 export { findRoot, type RootLocation } from './root.js';
 export { verifyLocalHalf } from './local-half.js';
 export { readManifest, parseManifest, MANIFEST_PATH, type Manifest } from './manifest.js';

@@ -13,7 +13,7 @@ export function localBackend(runtime: Runtime, transport: 'stdio' | 'http'): Mcp
     invoke: (capabilityId, args, caller) => runtime.outcome(capabilityId, args, caller),
     objects: () => runtime.layer.index.objects,
     object: (uri) => runtime.layer.get(uri),
-    join: async (client, preferred) => runtime.join(client, transport, preferred ?? undefined),
+    join: async (client, preferred) => runtime.joinWithInstructions(client, transport, preferred ?? undefined),
     leave: (peerId) => runtime.leave(peerId),
     instructions: async (peerId) => runtime.instructions(peerId),
   };

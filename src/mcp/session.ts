@@ -24,7 +24,8 @@ export interface McpBackend {
   invoke(capabilityId: string, args: unknown, caller: string | null): Promise<CallOutcome>;
   objects(): readonly LayerObject[];
   object(uri: string): LayerObject | undefined;
-  join(client: PeerClient, preferredPeerId: string | null): Promise<string>;
+  /** Adds the peer; answers its id and its `initialize` instructions (one trip where that costs one). */
+  join(client: PeerClient, preferredPeerId: string | null): Promise<{ peerId: string; instructions: string }>;
   leave(peerId: string): void;
   instructions(peerId: string): Promise<string>;
 }
@@ -152,12 +153,19 @@ export class McpSession {
     // Other agents read this name: bounded, without control characters.
     const client = cleanClient(info.name, info.version);
     this.#protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
-    if (this.#peerId === null) this.#peerId = await this.#backend.join(client, this.#preferredPeerId ?? null);
+    let instructions: string;
+    if (this.#peerId === null) {
+      const joined = await this.#backend.join(client, this.#preferredPeerId ?? null);
+      this.#peerId = joined.peerId;
+      instructions = joined.instructions;
+    } else {
+      instructions = await this.#backend.instructions(this.#peerId);
+    }
     return {
       protocolVersion: this.#protocolVersion,
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
       serverInfo: { name: 'majordomus', version: VERSION },
-      instructions: await this.#backend.instructions(this.#peerId),
+      instructions,
     };
   }
 

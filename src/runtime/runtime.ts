@@ -51,6 +51,17 @@ export class Runtime {
     return this.#board().join(client, transport, preferredPeerId);
   }
 
+  /** Joins and answers the new peer's instructions; a peer whose instructions fail leaves again. */
+  joinWithInstructions(client: PeerClient, transport: 'stdio' | 'http', preferredPeerId?: string): { peerId: string; instructions: string } {
+    const peerId = this.join(client, transport, preferredPeerId);
+    try {
+      return { peerId, instructions: this.instructions(peerId) };
+    } catch (error) {
+      this.leave(peerId);
+      throw error;
+    }
+  }
+
   leave(peerId: string): void {
     this.#board().leave(peerId);
   }

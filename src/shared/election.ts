@@ -37,7 +37,8 @@ export type Verdict =
 
 export interface ElectionOptions {
   checkout: Checkout;
-  version: string;
+  /** The version written into a new lease (this package's, read only when a lease is created). */
+  version?: string;
   deadlineMs?: number;
   bindGraceMs?: number;
   now?: () => number;
@@ -74,7 +75,9 @@ export async function judgeLease(reading: LeaseReading, checkout: Checkout, bind
           ? { kind: 'abandoned', detail: `no URL ${Math.round(age / 1000)} s after it was taken by process ${doc.pid}`, raw, previous: doc }
           : { kind: 'binding' };
       }
-      const answer = await probe(doc.url, checkout.repositoryId, doc.token);
+      // A lease naming another checkout (copied here) is not this checkout's server, live or not.
+      if (doc.root !== checkout.root) return { kind: 'stale', detail: `it names another checkout (${doc.root})`, raw, previous: doc };
+      const answer = await probe(doc.url, doc.token);
       return answer.live ? { kind: 'live', url: doc.url, token: doc.token } : { kind: 'stale', detail: answer.why, raw, previous: doc };
     }
   }
@@ -98,7 +101,8 @@ export async function elect(options: ElectionOptions): Promise<ElectionOutcome> 
         // (loaded here: a bridge never needs it, nor the git it runs).
         if (!verified) await (await import('../layer/local-half.js')).verifyLocalHalf(options.checkout.root, options.checkout.localPath);
         verified = true;
-        const doc = newLeaseDocument(options.checkout.root, options.version, options.checkout.manifestFingerprint);
+        const version = options.version ?? (await import('../version.js')).VERSION;
+        const doc = await newLeaseDocument(options.checkout.root, version, options.checkout.manifestFingerprint);
         if (await createLease(path, doc)) return { role: 'owner', lease: doc, predecessor };
         continue;
       }

@@ -6,10 +6,8 @@
  * client off to create a second lease). Readers take no lock. A lock whose holder died, or that
  * was held far longer than any change takes, is broken.
  */
-import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { link, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { setTimeout as delay } from 'node:timers/promises';
 
 /** How long a change waits for the lock before it gives up. */
 export const LOCK_WAIT_MS = 5_000;
@@ -20,6 +18,15 @@ const POLL_MS = 5;
 /** The lock cannot be taken (held too long by a live process, or not writable). */
 export class LeaseLockUnavailable extends Error {
   override name = 'LeaseLockUnavailable';
+}
+
+/**
+ * A name no other writer uses at the same moment: the pid, a high-resolution time and a random
+ * part. It names lock owners and temporary files; it guards against collisions, not attackers
+ * (node:crypto would cost a bridge's start more than the lease it reads).
+ */
+export function uniqueSuffix(): string {
+  return `${process.pid}-${process.hrtime.bigint().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
 function lockPathOf(leasePath: string): string {
@@ -38,7 +45,7 @@ function processIsGone(pid: number): boolean {
 
 /** Breaks the lock if it is the stale one we read (`seen`); a fresh lock in its place is put back. */
 async function breakIfStale(lockPath: string, seen: string): Promise<void> {
-  const aside = `${lockPath}.${randomBytes(6).toString('hex')}.stale`;
+  const aside = `${lockPath}.${uniqueSuffix()}.stale`;
   try {
     await rename(lockPath, aside);
   } catch {
@@ -62,7 +69,7 @@ async function isStale(lockPath: string, content: string): Promise<boolean> {
 /** Runs `change` holding the lease's lock. */
 export async function withLeaseLock<T>(leasePath: string, change: () => Promise<T>): Promise<T> {
   const lockPath = lockPathOf(leasePath);
-  const mine = `${process.pid} ${randomBytes(8).toString('hex')}\n`;
+  const mine = `${process.pid} ${uniqueSuffix()}\n`;
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {
@@ -79,7 +86,7 @@ export async function withLeaseLock<T>(leasePath: string, change: () => Promise<
     if (Date.now() > deadline) {
       throw new LeaseLockUnavailable(`the lease lock ${lockPath} is held by process ${held?.split(' ')[0] ?? '?'} for over ${LOCK_WAIT_MS / 1000} s`);
     }
-    await delay(POLL_MS);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   try {
     return await change();
@@ -96,7 +103,7 @@ export async function withLeaseLock<T>(leasePath: string, change: () => Promise<
  */
 export function withLeaseLockSync<T>(leasePath: string, change: () => T): T {
   const lockPath = lockPathOf(leasePath);
-  const mine = `${process.pid} ${randomBytes(8).toString('hex')}\n`;
+  const mine = `${process.pid} ${uniqueSuffix()}\n`;
   let taken = false;
   try {
     const fd = openSync(lockPath, 'wx', 0o600);

@@ -9,11 +9,10 @@
  * in the owner's own file (`board.json`). It is removed only by the process whose token it still
  * carries.
  */
-import { randomBytes } from 'node:crypto';
 import { constants, readFileSync, unlinkSync } from 'node:fs';
 import { link, mkdir, open, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { LeaseLockUnavailable, withLeaseLock, withLeaseLockSync } from './lease-lock.js';
+import { LeaseLockUnavailable, uniqueSuffix, withLeaseLock, withLeaseLockSync } from './lease-lock.js';
 
 export const LEASE_SCHEMA = 'majordomus-mcp-lease/v1';
 
@@ -38,11 +37,12 @@ export class LeaseUnavailable extends Error {
   override name = 'LeaseUnavailable';
 }
 
-export function newLeaseDocument(root: string, version: string, manifest?: string): LeaseDocument {
+export async function newLeaseDocument(root: string, version: string, manifest?: string): Promise<LeaseDocument> {
   return {
     schema: LEASE_SCHEMA,
     pid: process.pid,
-    token: randomBytes(16).toString('hex'),
+    // node:crypto is loaded only by a process that takes a lease (a bridge never needs it).
+    token: (await import('node:crypto')).randomBytes(16).toString('hex'),
     root,
     url: null,
     started_at: new Date().toISOString(),
@@ -62,7 +62,7 @@ function unavailable(path: string, error: unknown): LeaseUnavailable {
 
 /** A complete copy of `doc` beside `path`, ready to be linked or renamed into place. */
 async function writeTemp(path: string, doc: LeaseDocument): Promise<string> {
-  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  const temp = `${path}.${uniqueSuffix()}.tmp`;
   try {
     await writeFile(temp, serialise(doc), { mode: 0o600, flag: 'wx' });
   } catch (error) {

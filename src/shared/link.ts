@@ -30,7 +30,6 @@ export interface LinkOptions {
   cwd: string;
   host: string;
   port: number;
-  version: string;
 }
 
 type Mode =
@@ -192,7 +191,7 @@ export class ClientLink {
     for (let round = 0; round < MAX_REJOINS; round += 1) {
       let outcome;
       try {
-        outcome = await elect({ checkout: this.#options.checkout, version: this.#options.version });
+        outcome = await elect({ checkout: this.#options.checkout });
       } catch (error) {
         if (!(error instanceof LeaseUnavailable)) throw error;
         log.warn(`cannot use the shared server: ${error.message}; serving this client alone`);

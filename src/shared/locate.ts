@@ -1,8 +1,7 @@
 /**
- * Finds the root and its lease without loading the layer: the root search, the manifest (the
+ * Finds the root and its lease without loading the layer: the root search and the manifest (the
  * whole of it validated before any path is derived from it — a lease path taken from an
- * unchecked `local.path` could point outside the checkout, into `.git` or into the tracked tree)
- * and the repository id the probe compares.
+ * unchecked `local.path` could point outside the checkout, into `.git` or into the tracked tree).
  *
  * A bridge must start fast, and parsing YAML is most of what it would load. So a server records
  * in its lease the exact `lstat` of the manifest it validated; a later process that finds that
@@ -10,14 +9,13 @@
  */
 import { lstat, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_LOCAL_PATH, repositoryId } from '../layer/identity.js';
+import { DEFAULT_LOCAL_PATH } from '../layer/identity.js';
 import { findRoot } from '../layer/root.js';
 import { readLease } from './lease.js';
 
 export interface Checkout {
   /** Real path of the root. */
   root: string;
-  repositoryId: string;
   /** The manifest's validated `local.path`: relative to the root, `/` separators. */
   localPath: string;
   leasePath: string;
@@ -51,7 +49,6 @@ export async function locateCheckout(start: string): Promise<Checkout> {
   const fingerprint = (await fingerprintOf(found.manifestPath)) ?? '';
   const checkout = (localPath: string): Checkout => ({
     root,
-    repositoryId: repositoryId(root),
     localPath,
     leasePath: join(root, localPath, LEASE_BELOW_LOCAL),
     manifestFingerprint: fingerprint,

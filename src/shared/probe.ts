@@ -1,8 +1,9 @@
 /**
- * The liveness probe of a lease: `GET /` on its URL within a deadline. A live server names
- * majordomus, this checkout's repository id, and says it holds the lease.
+ * The liveness probe of a lease: `GET /` on its URL within a deadline, carrying the lease's
+ * token. A live server names majordomus, accepts that token (so it is the server that wrote the
+ * lease, not another one now on its port) and says it holds the lease.
  */
-import { request } from 'node:http';
+import { loopbackRequest } from './loopback-http.js';
 
 export const PROBE_TIMEOUT_MS = 2_000;
 
@@ -10,34 +11,21 @@ export type ProbeResult = { live: true } | { live: false; why: string };
 
 interface RootAnswer {
   name?: unknown;
-  repository_id?: unknown;
+  authorized?: unknown;
   leaseholder?: unknown;
 }
 
 /** `GET url` answered as JSON; `token` is sent as a bearer token (a non-loopback server wants it). */
-export function getJson(url: string, timeoutMs: number, token?: string): Promise<{ status: number; body: unknown }> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (token) headers.authorization = `Bearer ${token}`;
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', timeout: timeoutMs, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        try {
-          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-        } catch (error) {
-          reject(error instanceof Error ? error : new Error(String(error)));
-        }
-      });
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', reject);
-    req.end();
-  });
+export async function getJson(url: string, timeoutMs: number, token?: string): Promise<{ status: number; body: unknown }> {
+  const split = /^(http:\/\/[^/]+)(\/.*)?$/.exec(url);
+  if (!split) throw new Error(`not an http:// URL: ${url}`);
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const answer = await loopbackRequest({ base: split[1] as string, method: 'GET', path: split[2] ?? '/', headers, timeoutMs }).response;
+  return { status: answer.status, body: JSON.parse(answer.body) as unknown };
 }
 
-export async function probe(url: string, repositoryId: string, token?: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<ProbeResult> {
+export async function probe(url: string, token: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<ProbeResult> {
   let answer: { status: number; body: unknown };
   try {
     answer = await getJson(`${url}/`, timeoutMs, token);
@@ -46,7 +34,7 @@ export async function probe(url: string, repositoryId: string, token?: string, t
   }
   const body = (answer.body ?? {}) as RootAnswer;
   if (answer.status !== 200 || body.name !== 'majordomus') return { live: false, why: `${url} is not a majordomus server` };
-  if (body.repository_id !== repositoryId) return { live: false, why: `${url} serves another checkout` };
+  if (body.authorized !== true) return { live: false, why: `${url} does not take this lease's token (another server)` };
   if (body.leaseholder !== true) return { live: false, why: `${url} no longer holds the lease` };
   return { live: true };
 }

@@ -62,8 +62,11 @@ export type HttpStartMessage =
 export interface HostControl {
   /** Runs a capability that reads the peer board. */
   invoke(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome>;
-  /** Answers the peer count too, so the HTTP thread's copy is current when `initialize` answers. */
-  join(client: PeerClient, preferredPeerId: string | null): Promise<{ peerId: string; peers: number }>;
+  /**
+   * Answers the peer count too (the HTTP thread's copy is current when `initialize` answers) and
+   * the new peer's instructions (one trip to the main thread per `initialize`).
+   */
+  join(client: PeerClient, preferredPeerId: string | null): Promise<{ peerId: string; peers: number; instructions: string }>;
   leave(peerId: string): Promise<number>;
   touch(peerId: string): Promise<void>;
   instructions(peerId: string): Promise<string>;

@@ -90,6 +90,7 @@ describe('serve over HTTP', () => {
         version: expect.stringMatching(/^\d+\.\d+\.\d+/),
         repository_id: expect.stringMatching(/\S/),
         leaseholder: true,
+        authorized: false,
         surfaces: { docs: `${url}/docs`, openapi: `${url}/openapi.json`, api: `${url}/api/v1/`, mcp: `${url}/mcp` },
         peers: 0,
       });

@@ -93,7 +93,7 @@ describe('lease states the election takes over', () => {
     const client = await scene.client(repo.root, { name: 'here' });
     const found = await waitForLog(client.stderr, /found a (\w+) lease at (\S+) \((.+)\); taking it over/);
     expect(found[1]).toBe('stale');
-    expect(found[3]).toContain(`${otherLease.url} serves another checkout`);
+    expect(found[3]).toBe(`it names another checkout (${other.root})`);
     // Another checkout's board is not this one's: numbering starts afresh.
     await expectServes(repo.root, client, 'p1');
     // The other checkout's server saw no one from here.

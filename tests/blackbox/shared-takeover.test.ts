@@ -193,10 +193,13 @@ describe('takeover when the server goes', () => {
     expect(described.leaseholder).toBe(true);
 
     // Another server of this checkout, as the probe sees one: it answers GET / for this
-    // repository and says it holds the lease (the state two racing elections can leave behind).
-    const rival: Server = createServer((_req, res) => {
+    // repository, takes its own lease's token and says it holds the lease (the state two racing
+    // elections can leave behind).
+    const rivalToken = 'f'.repeat(32);
+    const rival: Server = createServer((req, res) => {
       res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify({ name: 'majordomus', repository_id: described.repository_id, leaseholder: true }));
+      const authorized = req.headers.authorization === `Bearer ${rivalToken}`;
+      res.end(JSON.stringify({ name: 'majordomus', repository_id: described.repository_id, leaseholder: true, authorized }));
     });
     await new Promise<void>((resolve) => rival.listen(0, '127.0.0.1', resolve));
     scene.defer(() => new Promise<void>((resolve) => {
@@ -206,7 +209,7 @@ describe('takeover when the server goes', () => {
     const other: LeaseDoc = {
       schema: LEASE_SCHEMA,
       pid: process.pid,
-      token: 'f'.repeat(32),
+      token: rivalToken,
       root: repo.root,
       url: `http://127.0.0.1:${(rival.address() as { port: number }).port}`,
       started_at: new Date().toISOString(),

@@ -5,7 +5,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { MAIN_JS, cliEnv } from './cli.js';
-import { isAlive, waitFor } from './wait.js';
+import { isAlive, waitFor, withTimeout } from './wait.js';
+
+/** Generous for a loaded two-core machine; well under the test timeout, so cleanup still runs. */
+const CONNECT_TIMEOUT_MS = 40_000;
 
 export interface McpClientOptions {
   /** The working directory of the server (the fixture root). */
@@ -53,7 +56,8 @@ export async function connectMcp(options: McpClientOptions): Promise<McpConnecti
     return closing;
   };
   try {
-    await client.connect(transport);
+    // Bounded: a server that never answers initialize must not outlive the test that started it.
+    await withTimeout(client.connect(transport), CONNECT_TIMEOUT_MS, 'majordomus mcp to answer initialize');
     pid = transport.pid ?? -1;
   } catch (error) {
     pid = transport.pid ?? -1;

@@ -10,7 +10,6 @@ import { serveStdio } from '../../mcp/stdio.js';
 import { Shutdown } from '../../runtime/shutdown.js';
 import { ClientLink } from '../../shared/link.js';
 import { locateCheckout } from '../../shared/locate.js';
-import { VERSION } from '../../version.js';
 import { choiceOption, portOption, usageError, type ParsedArgs } from '../args.js';
 
 function checkCombination(args: ParsedArgs): void {
@@ -55,7 +54,6 @@ async function serveShared(args: ParsedArgs): Promise<number> {
     cwd,
     host: String(args.options['http-host'] ?? DEFAULT_HOST),
     port: portOption(args.options['http-port'], 'http-port', DEFAULT_PORT),
-    version: VERSION,
   });
   // Signals are handled from before the election: a lease this process holds is always removed.
   const shutdown = new Shutdown();

@@ -11,7 +11,6 @@ import { elect } from '../../shared/election.js';
 import { LeaseUnavailable, releaseLeaseSync } from '../../shared/lease.js';
 import { locateCheckout, type Checkout } from '../../shared/locate.js';
 import type { Owner } from '../../shared/owner.js';
-import { VERSION } from '../../version.js';
 import { portOption, usageError, type ParsedArgs } from '../args.js';
 
 function stdinIsPipe(): boolean {
@@ -33,7 +32,7 @@ async function startOwner(
 ): Promise<Owner | null> {
   let outcome;
   try {
-    outcome = await elect({ checkout, version: VERSION });
+    outcome = await elect({ checkout });
   } catch (error) {
     if (error instanceof LeaseUnavailable) throw new MajordomusError('MAJ_LEASE', error.message);
     throw error;

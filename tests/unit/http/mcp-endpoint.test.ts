@@ -38,7 +38,8 @@ function fakeBackend(): FakeBackend {
     async join(client, preferred) {
       backend.joins.push({ name: client.name, preferred });
       issued += 1;
-      return preferred ?? `p${issued}`;
+      const peerId = preferred ?? `p${issued}`;
+      return { peerId, instructions: await backend.instructions(peerId) };
     },
     leave(peerId) {
       backend.left.push(peerId);
@@ -116,19 +117,16 @@ describe('McpEndpoint', () => {
     expect(backend.joins).toEqual([]);
   });
 
-  it('makes the peer leave again when initialize fails after joining the board', async () => {
+  it('keeps no session when joining the board fails, and answers the initialize -32603', async () => {
     const { endpoint, backend } = setup();
     backend.instructions = async () => {
       throw new Error('layer unreadable');
     };
     const reply = await endpoint.post(initialize('doomed'), '');
-    expect(json(reply)).toMatchObject({ id: 1, error: { code: -32603 } });
+    expect(json(reply)).toMatchObject({ id: 1, error: { code: -32603, message: expect.stringContaining('layer unreadable') } });
     expect(header(reply, SESSION_HEADER)).toBeUndefined();
     expect(endpoint.size).toBe(0);
     expect(backend.joins.map((j) => j.name)).toEqual(['doomed']);
-    // The failed session is closed, not just dropped: p1 left the board rather than staying on it
-    // with no session.
-    expect(backend.left).toEqual(['p1']);
   });
 
   it('refuses a request that is not initialize without a session with 400 session_required', async () => {

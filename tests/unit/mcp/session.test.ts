@@ -77,7 +77,8 @@ function fakeBackend(objectCount = 3): FakeBackend {
     object: (uri) => objects.find((o) => o.uri === uri),
     async join(client) {
       backend.joined.push(client);
-      return `p${backend.joined.length}`;
+      const peerId = `p${backend.joined.length}`;
+      return { peerId, instructions: await backend.instructions(peerId) };
     },
     leave(peerId) {
       backend.left.push(peerId);

@@ -35,7 +35,7 @@ const servers: Server[] = [];
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'majordomus-election-'));
-  checkout = { root: dir, repositoryId: 'repo-under-test', localPath: 'local', leasePath: join(dir, 'local', 'state', 'mcp', 'server.json'), manifestFingerprint: '1:2:3:4:5' };
+  checkout = { root: dir, localPath: 'local', leasePath: join(dir, 'local', 'state', 'mcp', 'server.json'), manifestFingerprint: '1:2:3:4:5' };
 });
 
 afterEach(async () => {
@@ -75,10 +75,11 @@ function writeLease(text: string): void {
 }
 
 /** A server answering `GET /` with `body`, as a majordomus root would. */
-async function rootServer(body: unknown): Promise<string> {
-  const server = createServer((_req, res) => {
+/** A server answering `GET /` like majordomus: `authorized` when the request carries `token`. */
+async function rootServer(body: Record<string, unknown>, token = 'a'.repeat(32)): Promise<string> {
+  const server = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
+    res.end(JSON.stringify({ ...body, authorized: req.headers.authorization === `Bearer ${token}` }));
   });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -132,20 +133,26 @@ describe('judgeLease', () => {
     expect(verdict).toHaveProperty('detail', expect.stringContaining(`${url} does not answer`));
   });
 
-  it('finds a lease live when its server names majordomus, this checkout and the lease', async () => {
-    const url = await rootServer({ name: 'majordomus', repository_id: checkout.repositoryId, leaseholder: true });
+  it('finds a lease live when its server names majordomus, takes the lease\'s token and holds the lease', async () => {
+    const url = await rootServer({ name: 'majordomus', leaseholder: true });
     const doc = leaseDoc({ url });
     expect(await judgeLease(documentReading(doc), checkout, GRACE_MS, T0)).toEqual({ kind: 'live', url, token: doc.token });
   });
 
-  it('finds a lease stale when its server serves another checkout', async () => {
-    const url = await rootServer({ name: 'majordomus', repository_id: 'another-repo', leaseholder: true });
+  it('finds a lease stale when another server now answers on its port (it refuses the lease\'s token)', async () => {
+    const url = await rootServer({ name: 'majordomus', leaseholder: true }, 'another-servers-token');
     const verdict = await judgeLease(documentReading(leaseDoc({ url })), checkout, GRACE_MS, T0);
-    expect(verdict).toMatchObject({ kind: 'stale', detail: `${url} serves another checkout` });
+    expect(verdict).toMatchObject({ kind: 'stale', detail: `${url} does not take this lease's token (another server)` });
+  });
+
+  it('finds a lease stale that names another checkout, without asking its server', async () => {
+    const url = await rootServer({ name: 'majordomus', leaseholder: true });
+    const verdict = await judgeLease(documentReading(leaseDoc({ url, root: '/another/checkout' })), checkout, GRACE_MS, T0);
+    expect(verdict).toMatchObject({ kind: 'stale', detail: 'it names another checkout (/another/checkout)' });
   });
 
   it('finds a lease stale when its server no longer holds the lease', async () => {
-    const url = await rootServer({ name: 'majordomus', repository_id: checkout.repositoryId, leaseholder: false });
+    const url = await rootServer({ name: 'majordomus', leaseholder: false });
     const verdict = await judgeLease(documentReading(leaseDoc({ url })), checkout, GRACE_MS, T0);
     expect(verdict).toMatchObject({ kind: 'stale', detail: `${url} no longer holds the lease` });
   });
@@ -167,7 +174,7 @@ describe('elect', () => {
   });
 
   it('attaches as a bridge to the live server named by the lease', async () => {
-    const url = await rootServer({ name: 'majordomus', repository_id: checkout.repositoryId, leaseholder: true });
+    const url = await rootServer({ name: 'majordomus', leaseholder: true });
     const doc = leaseDoc({ url, pid: DEAD_PID });
     const text = JSON.stringify(doc);
     writeLease(text);

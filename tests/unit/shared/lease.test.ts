@@ -42,8 +42,18 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** A lease document as newLeaseDocument writes one (its token random). */
 function doc(overrides: Partial<LeaseDocument> = {}): LeaseDocument {
-  return { ...newLeaseDocument(dir, '0.0.0-test'), ...overrides };
+  return {
+    schema: LEASE_SCHEMA,
+    pid: process.pid,
+    token: Math.random().toString(16).slice(2).padEnd(32, '0'),
+    root: dir,
+    url: null,
+    started_at: new Date().toISOString(),
+    version: '0.0.0-test',
+    ...overrides,
+  };
 }
 
 /** Writes `text` at the lease path, making its directory. */
@@ -65,8 +75,10 @@ describe('createLease', () => {
     expect(JSON.parse(readFileSync(leasePath, 'utf8'))).toEqual(first);
   });
 
-  it('writes a mode 0600 JSON document of the v1 schema', async () => {
-    const lease = doc();
+  it('writes a mode 0600 JSON document of the v1 schema, with a random 128-bit token', async () => {
+    const lease = await newLeaseDocument(dir, '0.0.0-test');
+    expect(lease.token).toMatch(/^[0-9a-f]{32}$/);
+    expect((await newLeaseDocument(dir, '0.0.0-test')).token).not.toBe(lease.token);
     await createLease(leasePath, lease);
     expect(statSync(leasePath).mode & 0o777).toBe(0o600);
     const written = JSON.parse(readFileSync(leasePath, 'utf8')) as LeaseDocument;
