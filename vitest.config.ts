@@ -2,11 +2,17 @@ import { defineConfig } from 'vitest/config';
 import { SpawnedCoverageReporter } from './tests/coverage/spawned-coverage-reporter.js';
 import { SummaryReporter } from './tests/summary-reporter.js';
 
+/**
+ * Floors for in-process and spawned coverage together, a little under what is measured
+ * (docs/COVERAGE.md). Checked by SpawnedCoverageReporter, so a miss is counted by the closing line.
+ */
+const coverage = new SpawnedCoverageReporter({ lines: 92, branches: 79, functions: 91, statements: 89 });
+
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
     // SpawnedCoverageReporter adds the spawned executable's coverage under --coverage (docs/COVERAGE.md).
-    reporters: ['default', new SpawnedCoverageReporter(), new SummaryReporter()],
+    reporters: ['default', coverage, new SummaryReporter(() => coverage.floorMisses)],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Black-box tests spawn real servers; two cores are shared, so keep parallelism modest.
@@ -18,9 +24,6 @@ export default defineConfig({
       exclude: ['**/*.d.ts'],
       // Files only: the summary table comes from SpawnedCoverageReporter, before the closing line.
       reporter: ['json-summary'],
-      // Floors for in-process and spawned coverage together, a little under what is measured
-      // (docs/COVERAGE.md); vitest fails the run below any of them.
-      thresholds: { lines: 92, branches: 79, functions: 91, statements: 89 },
     },
   },
 });

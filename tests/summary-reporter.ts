@@ -63,11 +63,20 @@ export function countRun(
 }
 
 export class SummaryReporter implements Reporter {
+  readonly #otherFailures: () => number;
+
+  /** `otherFailures`: failures no test result shows (a coverage floor missed), counted too. */
+  constructor(otherFailures: () => number = () => 0) {
+    this.#otherFailures = otherFailures;
+  }
+
   onTestRunEnd(
     testModules: ReadonlyArray<TestModule>,
     unhandledErrors: ReadonlyArray<SerializedError>,
     reason: TestRunEndReason,
   ): void {
-    process.stdout.write(`\n${summaryLine(countRun(testModules, unhandledErrors, reason))}\n`);
+    const counts = countRun(testModules, unhandledErrors, reason);
+    counts.failed += this.#otherFailures();
+    process.stdout.write(`\n${summaryLine(counts)}\n`);
   }
 }

@@ -21,6 +21,19 @@ function folderOf(root: string, file: string): string {
   return parts.slice(0, parts[0] === 'src' ? 2 : 1).join('/');
 }
 
+/** The percentage covered of each metric over every file. */
+export function totals(map: CoverageMapLike): Record<Metric, number> {
+  const all = emptySums();
+  for (const file of map.files()) {
+    const summary = map.fileCoverageFor(file).toSummary().toJSON();
+    for (const metric of METRICS) {
+      all[metric].total += summary[metric].total;
+      all[metric].covered += summary[metric].covered;
+    }
+  }
+  return Object.fromEntries(METRICS.map((m) => [m, Number(percent(all[m].covered, all[m].total))])) as Record<Metric, number>;
+}
+
 /** One row per folder and a total row: % lines, branches, functions and statements covered. */
 export function folderTable(map: CoverageMapLike, root: string): string[] {
   const folders = new Map<string, Sums>();

@@ -5,22 +5,37 @@
  *
  * - At start, NODE_V8_COVERAGE names a fresh folder (coverage/.spawned): every process the test
  *   workers start inherits it, and Node writes each one's coverage there when it exits.
- * - When vitest has its in-process coverage, and before it reports it or checks the floors of
- *   vitest.config.ts, the spawned processes' counts are added onto it (add-hits.ts), so one report
- *   and one set of floors cover both; a table by folder is printed, above vitest's closing lines.
+ * - When vitest has its in-process coverage, and before it reports it, the spawned processes'
+ *   counts are added onto it (add-hits.ts), so one report covers both; a table by folder is
+ *   printed, above the closing line.
+ * - The floors are checked here, not by vitest (whose check prints after the closing line): a
+ *   metric under its floor is named, fails the run (exit 1) and is counted as a failure by the
+ *   closing line (`floorMisses`).
  * Without --coverage it does nothing.
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Reporter, Vitest } from 'vitest/node';
 import { addHits } from './add-hits.js';
-import { folderTable } from './folder-table.js';
-import type { CoverageMapLike } from './istanbul.js';
+import { folderTable, totals } from './folder-table.js';
+import type { CoverageMapLike, Metric } from './istanbul.js';
 import { readSpawnedCoverage } from './spawned-coverage.js';
 
 export class SpawnedCoverageReporter implements Reporter {
   #vitest: Vitest | undefined;
   #dir: string | undefined;
+  readonly #floors: Readonly<Record<Metric, number>>;
+  #floorMisses = 0;
+
+  /** `floors`: the least % of each metric the whole run must cover. */
+  constructor(floors: Readonly<Record<Metric, number>>) {
+    this.#floors = floors;
+  }
+
+  /** How many metrics ended under their floor (0 without --coverage). */
+  get floorMisses(): number {
+    return this.#floorMisses;
+  }
 
   onInit(vitest: Vitest): void {
     if (!vitest.config.coverage.enabled) return;
@@ -39,10 +54,10 @@ export class SpawnedCoverageReporter implements Reporter {
     const root = vitest.config.root;
     const started = performance.now();
     const spawned = await readSpawnedCoverage(dir, root);
-    const measured = new Set(map.files());
+    const inProcess = new Set(map.files());
     let unpaired = 0;
     for (const [file, data] of spawned.files) {
-      if (measured.has(file)) unpaired += addHits(map.fileCoverageFor(file).data, data);
+      if (inProcess.has(file)) unpaired += addHits(map.fileCoverageFor(file).data, data);
       else map.addFileCoverage(data);
     }
     rmSync(dir, { recursive: true, force: true });
@@ -54,6 +69,15 @@ export class SpawnedCoverageReporter implements Reporter {
       ...folderTable(map, root),
     ];
     if (unpaired > 0) lines.push(`(${unpaired} spawned-process items matched no in-process item and are not counted)`);
+    const measured = totals(map);
+    const misses = (Object.keys(this.#floors) as Metric[]).filter((metric) => measured[metric] < this.#floors[metric]);
+    this.#floorMisses = misses.length;
+    lines.push(
+      misses.length === 0
+        ? `coverage floors held (${(Object.keys(this.#floors) as Metric[]).map((m) => `${m} ${measured[m]} % ≥ ${this.#floors[m]}`).join(', ')})`
+        : `coverage under its floor: ${misses.map((m) => `${m} ${measured[m]} % < ${this.#floors[m]} %`).join(', ')}`,
+    );
+    if (misses.length > 0) process.exitCode = 1;
     vitest.logger.log(lines.join('\n'));
   }
 }
