@@ -1,7 +1,11 @@
 /**
  * The shapes of the layer that every other part reads: objects, diagnostics and the index.
- * They cross thread boundaries inside the snapshot, so they are plain JSON data.
+ * They cross thread boundaries inside the snapshot, so they are plain JSON data. Objects and
+ * diagnostics are defined by their zod schemas (src/layer/schemas.ts), imported here for their
+ * types only, so this module loads no zod.
  */
+import type { z } from 'zod';
+import type { DiagnosticSchema, LayerObjectSchema } from './schemas.js';
 
 export const OBJECT_KINDS = ['rule', 'skill', 'prompt', 'workflow', 'adr', 'document', 'profile', 'policy'] as const;
 export type ObjectKind = (typeof OBJECT_KINDS)[number];
@@ -22,29 +26,11 @@ export const DIAGNOSTIC_CODES = [
 ] as const;
 export type DiagnosticCode = (typeof DIAGNOSTIC_CODES)[number];
 
-export interface Diagnostic {
-  severity: 'error' | 'warning';
-  code: DiagnosticCode;
-  /** Path relative to the root, with `/` separators. */
-  path: string;
-  message: string;
-}
+/** A problem with a file of the layer; the file is left out. */
+export type Diagnostic = z.infer<typeof DiagnosticSchema>;
 
-export interface LayerObject {
-  /** `majordomus://<kind>/<identity>` */
-  uri: string;
-  /** `<kind>.<identity>` */
-  id: string;
-  kind: ObjectKind;
-  identity: string;
-  title: string;
-  description: string;
-  metadata: Record<string, unknown>;
-  provenance: { path: string; size: number };
-  media_type: string;
-  content: string;
-  tags: string[];
-}
+/** One served object: a rule, a skill, a document… */
+export type LayerObject = z.infer<typeof LayerObjectSchema>;
 
 export interface LayerIndex {
   /** Stable id of this checkout's layer: a hash of the root's real path (the path is never exposed). */

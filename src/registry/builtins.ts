@@ -4,12 +4,12 @@
  */
 import { z } from 'zod';
 import { CapabilityError } from '../errors.js';
-import { OBJECT_KINDS } from '../layer/types.js';
+import { DiagnosticSchema, LayerObjectSchema, ObjectKindSchema } from '../layer/schemas.js';
 import { LIMITS, OverlapSchema, PeerSchema } from '../peers/schema.js';
 import { VERSION } from '../version.js';
 import { CAPABILITY_KINDS, defineCapability, type CapabilityDescriptor } from './descriptor.js';
 
-const objectKind = z.enum(OBJECT_KINDS).describe('An object kind of the layer.');
+const objectKind = ObjectKindSchema;
 
 const objectSummary = z.object({
   uri: z.string(),
@@ -22,26 +22,9 @@ const objectSummary = z.object({
   path: z.string(),
 });
 
-const layerObject = z.object({
-  uri: z.string(),
-  id: z.string(),
-  kind: objectKind,
-  identity: z.string(),
-  title: z.string(),
-  description: z.string(),
-  metadata: z.record(z.string(), z.unknown()),
-  provenance: z.object({ path: z.string(), size: z.number().int() }),
-  media_type: z.string(),
-  content: z.string(),
-  tags: z.array(z.string()),
-});
+const layerObject = LayerObjectSchema;
 
-const diagnostic = z.object({
-  severity: z.enum(['error', 'warning']),
-  code: z.string(),
-  path: z.string(),
-  message: z.string(),
-});
+const diagnostic = DiagnosticSchema;
 
 const jsonSchema = z.record(z.string(), z.unknown());
 
