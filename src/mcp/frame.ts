@@ -1,42 +1,33 @@
 /**
  * Writing a JSON-RPC frame. A tool's output arrives as JSON text (from the pool, or serialized
- * once in this thread for the tool result's `text`); `RawJson` lets the same text stand as
- * `structuredContent` without parsing it back into objects and serializing it again. The bytes
- * equal `JSON.stringify` of the parsed value, so every transport writes the same frame.
+ * once in this thread); a successful tool call's result carries that text twice — as the text
+ * content, escaped, and as `structuredContent`, as it is. `ToolResult` holds the text, and
+ * `frameText` writes the frame of such a result by concatenation, never parsing the output back
+ * into objects to serialize it again. The bytes equal `JSON.stringify` of the parsed value, so
+ * every transport writes the same frame.
  */
-import { randomUUID } from 'node:crypto';
 
-// A NUL-led token no JSON text of ours contains; JSON.stringify writes the NUL as `\u0000`.
-const TOKEN = `\u0000raw-json-${randomUUID()}-`;
-const ESCAPED_TOKEN = JSON.stringify(TOKEN).slice(1, -1);
-const PLACEHOLDER = new RegExp(`"${ESCAPED_TOKEN.replace(/\\/g, '\\\\')}(\\d+)"`, 'g');
-
-/** The texts of the frame being written; null outside `frameText`. */
-let capture: string[] | null = null;
-
-/** JSON text that a frame embeds as it is. */
-export class RawJson {
-  readonly text: string;
-  constructor(text: string) {
-    this.text = text;
+/** A successful `tools/call` result whose output is the JSON text `json`. */
+export class ToolResult {
+  readonly json: string;
+  constructor(json: string) {
+    this.json = json;
   }
+  /** Serialized anywhere but in a frame (a log line, a test), it is the result as MCP spells it. */
   toJSON(): unknown {
-    // Serialized anywhere but in a frame (a log line, a test), it is simply its value.
-    if (capture === null) return JSON.parse(this.text) as unknown;
-    capture.push(this.text);
-    return `${TOKEN}${capture.length - 1}`;
+    return { content: [{ type: 'text', text: this.json }], structuredContent: JSON.parse(this.json) as unknown };
   }
 }
 
-/** The frame's text: `JSON.stringify`, with every `RawJson` written as its own text. */
+function isToolResultResponse(value: unknown): value is { jsonrpc: '2.0'; id: string | number; result: ToolResult } {
+  if (typeof value !== 'object' || value === null) return false;
+  const keys = Object.keys(value);
+  return keys.length === 3 && keys[0] === 'jsonrpc' && keys[1] === 'id' && keys[2] === 'result' && (value as { result: unknown }).result instanceof ToolResult;
+}
+
+/** The frame's text: `JSON.stringify`, with a tool result's output written as the text it came as. */
 export function frameText(value: unknown): string {
-  const outer = capture;
-  const texts: string[] = [];
-  capture = texts;
-  try {
-    const text = JSON.stringify(value);
-    return texts.length === 0 ? text : text.replace(PLACEHOLDER, (_match, index: string) => texts[Number(index)] as string);
-  } finally {
-    capture = outer;
-  }
+  if (!isToolResultResponse(value)) return JSON.stringify(value);
+  const { json } = value.result;
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(value.id)},"result":{"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json}}}`;
 }

@@ -11,7 +11,7 @@ import type { PeerClient } from '../peers/board.js';
 import { cleanClient } from '../peers/schema.js';
 import type { CallOutcome } from '../threads/types.js';
 import { VERSION } from '../version.js';
-import { frameText, RawJson } from './frame.js';
+import { frameText, ToolResult } from './frame.js';
 import { errorResponse, isJsonRpcId, RPC, type JsonRpcResponse } from './jsonrpc.js';
 import { resourceOf, type McpResource, type ToolTable } from './projection.js';
 
@@ -176,7 +176,7 @@ export class McpSession {
     if (capabilityId === undefined) throw new RpcError(RPC.invalidParams, `Unknown tool: ${name}`);
     const args = params.arguments === undefined ? {} : params.arguments;
     const outcome = await this.#backend.invoke(capabilityId, args, this.#peerId);
-    if (outcome.ok) return { content: [{ type: 'text', text: outcome.json }], structuredContent: new RawJson(outcome.json) };
+    if (outcome.ok) return new ToolResult(outcome.json);
     if (outcome.code === 'invalid_input') throw new RpcError(RPC.invalidParams, `Invalid arguments for tool ${name}: ${outcome.message}`);
     return { content: [{ type: 'text', text: `${outcome.code}: ${outcome.message}` }], isError: true };
   }

@@ -1,34 +1,37 @@
 /**
- * Frames with embedded JSON text:
- * - a RawJson is written as its text, so the frame equals JSON.stringify of the parsed value;
- * - several RawJson in one frame each land in their own place; strings that look like the
- *   placeholder stay as they are; a frame without RawJson is plain JSON.stringify;
- * - outside a frame a RawJson is its value; a frame written inside another keeps both intact.
+ * Writing frames (src/mcp/frame.ts). Covers:
+ * - a tool result's frame is byte for byte JSON.stringify of the result MCP spells (the output as
+ *   escaped text content and as structuredContent), for numeric and string ids and outputs with
+ *   quotes, newlines and non-ASCII text;
+ * - any other frame is plain JSON.stringify (an error, a list, a response with extra keys);
+ * - outside a frame a ToolResult serializes as the MCP result it stands for.
  */
 import { describe, expect, it } from 'vitest';
-import { frameText, RawJson } from '../../../src/mcp/frame.js';
+import { frameText, ToolResult } from '../../../src/mcp/frame.js';
+
+const expanded = (json: string): unknown => ({ content: [{ type: 'text', text: json }], structuredContent: JSON.parse(json) as unknown });
 
 describe('frameText', () => {
-  it('writes a RawJson as its text, byte for byte what JSON.stringify of the value writes', () => {
-    const output = { a: [1, { b: 'quote " nul \u0000 line\n' }], c: null, d: 'é🙂' };
-    const json = JSON.stringify(output);
-    const frame = frameText({ jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: json }], structuredContent: new RawJson(json) } });
-    expect(frame).toBe(JSON.stringify({ jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: json }], structuredContent: output } }));
+  it.each([
+    [7, '{"a":[1,2,{"b":"c"}],"s":"say \\"hi\\"\\nñ ✓"}'],
+    ['req-1', '[]'],
+    [0, '"just a string"'],
+  ])('writes a tool result (id %j) exactly as JSON.stringify of the MCP result', (id, json) => {
+    const frame = frameText({ jsonrpc: '2.0', id, result: new ToolResult(json) });
+    expect(frame).toBe(JSON.stringify({ jsonrpc: '2.0', id, result: expanded(json) }));
   });
 
-  it('puts several RawJson each in its own place and leaves look-alike strings alone', () => {
-    const frame = frameText({ x: new RawJson('[1]'), y: '\u0000raw-json-0', z: new RawJson('{"k":2}') });
-    expect(JSON.parse(frame)).toEqual({ x: [1], y: '\u0000raw-json-0', z: { k: 2 } });
+  it('is JSON.stringify for every other frame', () => {
+    for (const value of [
+      { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'no' } },
+      { jsonrpc: '2.0', id: 1, result: { tools: [] } },
+      { jsonrpc: '2.0', id: 1, result: new ToolResult('{}'), extra: true },
+    ]) {
+      expect(frameText(value)).toBe(JSON.stringify(value));
+    }
   });
 
-  it('is JSON.stringify for a frame without RawJson', () => {
-    const value = { jsonrpc: '2.0', id: 'a', error: { code: -32700, message: 'Parse error' } };
-    expect(frameText(value)).toBe(JSON.stringify(value));
-  });
-
-  it('serializes a RawJson outside a frame as its value, and a frame inside a frame on its own', () => {
-    expect(JSON.stringify({ out: new RawJson('{"a":1}') })).toBe('{"out":{"a":1}}');
-    const inner = { toJSON: () => frameText({ nested: new RawJson('[2]') }) };
-    expect(frameText({ first: new RawJson('"x"'), inner, last: new RawJson('3') })).toBe('{"first":"x","inner":"{\\"nested\\":[2]}","last":3}');
+  it('serializes a ToolResult outside a frame as the result it stands for', () => {
+    expect(JSON.stringify({ out: new ToolResult('{"a":1}') })).toBe(JSON.stringify({ out: expanded('{"a":1}') }));
   });
 });
