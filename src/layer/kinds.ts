@@ -80,6 +80,9 @@ export const PolicyMetadataSchema = z.strictObject({
       max_sessions: positiveInt.optional(),
       max_live_sessions: positiveInt.optional(),
       max_depth: positiveInt.optional(),
+      include_profiles: z.array(text).optional().describe('Globs of the profile ids the harness may start (`*` crosses `/`); absent: every nominated profile, `[]`: none.'),
+      exclude_profiles: z.array(text).optional().describe('Globs of profile ids the harness never starts; exclude beats include.'),
+      default_profile: text.optional().describe('The profile an orchestrator should start when it has no reason to pick another.'),
     })
     .optional(),
 });

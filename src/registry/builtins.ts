@@ -1,13 +1,15 @@
 /**
- * The builtin capabilities. This is the only module that knows a particular capability; the
- * projections (MCP, HTTP, CLI, docs) learn about them through the registry alone.
+ * The builtin capabilities. The projections (MCP, HTTP, CLI, docs) learn about them through the
+ * registry alone; the harness's are declared beside the session table they drive
+ * (src/harness/capabilities.ts) and joined here.
  */
 import { z } from 'zod';
 import { CapabilityError } from '../errors.js';
 import { DiagnosticSchema, LayerObjectSchema, ObjectKindSchema } from '../layer/schemas.js';
 import { LIMITS, OverlapSchema, PeerSchema } from '../peers/schema.js';
+import { HARNESS_CAPABILITIES } from '../harness/capabilities.js';
 import { VERSION } from '../version.js';
-import { CAPABILITY_KINDS, defineCapability, type CapabilityDescriptor } from './descriptor.js';
+import { CAPABILITY_KINDS, CAPABILITY_READS, defineCapability, type CapabilityDescriptor } from './descriptor.js';
 
 const objectKind = ObjectKindSchema;
 
@@ -34,7 +36,7 @@ const capabilityEntry = z.object({
   title: z.string(),
   description: z.string(),
   stability: z.enum(['stable', 'experimental', 'deprecated']),
-  reads: z.enum(['registry', 'layer', 'peers']),
+  reads: z.enum(CAPABILITY_READS),
   exposure: z.object({
     mcp: z.object({ tool: z.string().optional(), resource: z.string().optional() }).optional(),
     http: z.object({ method: z.enum(['GET', 'POST']), path: z.string() }).optional(),
@@ -288,4 +290,5 @@ export const BUILTIN_CAPABILITIES: readonly CapabilityDescriptor[] = Object.free
   peersAnnounce,
   healthLive,
   healthReady,
+  ...HARNESS_CAPABILITIES,
 ]);

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { CapabilityCatalog } from './catalog.js';
 import type { LayerView } from '../layer/view.js';
 import type { PeerAccess } from '../peers/board.js';
+import type { HarnessAccess, HarnessCall } from '../harness/table.js';
 
 /**
  * `query` is executed and read-only; `resource` is read and has no handler; `command` is executed
@@ -20,9 +21,10 @@ export type Stability = 'stable' | 'experimental' | 'deprecated';
 /**
  * Which state a handler reads. It decides where a call can run: `registry` and `layer` handlers
  * are pure functions of the frozen snapshot (any thread, the pool for HTTP); `peers` handlers run
- * where the peer board lives (the main thread).
+ * where the peer board lives (the main thread); `harness` handlers where the session table lives
+ * (the shared server's harness thread).
  */
-export const CAPABILITY_READS = ['registry', 'layer', 'peers'] as const;
+export const CAPABILITY_READS = ['registry', 'layer', 'peers', 'harness'] as const;
 export type CapabilityReads = (typeof CAPABILITY_READS)[number];
 
 export interface Exposure {
@@ -36,6 +38,8 @@ export interface ContextByReads {
   registry: { catalog: CapabilityCatalog };
   layer: { catalog: CapabilityCatalog; layer: LayerView };
   peers: { peers: PeerAccess; caller: string | null };
+  /** `call`: the caller's follow sink, cancellation and delegation depth. */
+  harness: { harness: HarnessAccess; caller: string | null; call: HarnessCall };
 }
 
 export type CapabilityContext = ContextByReads[CapabilityReads];

@@ -96,6 +96,8 @@ export class Runtime {
         return { catalog: this.registry.catalog, layer: this.layer };
       case 'peers':
         return { peers: this.#board(), caller };
+      case 'harness':
+        throw new CapabilityError('refused', 'the harness runs in the checkout\'s shared server; this client is served alone (--standalone, or the lease is unavailable), so it cannot start or read agent sessions');
     }
   }
 

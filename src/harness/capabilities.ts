@@ -1,0 +1,167 @@
+/**
+ * The harness capabilities (HARNESS.md): list the nominated profiles, spawn a session, send it
+ * follow-up turns (resume or steer), list, poll, read (tail, cursor, follow) and kill sessions,
+ * and the session resources. They run where the session table lives (the harness thread of the
+ * shared server); every one needs the lease's token over HTTP, queries included: transcripts hold
+ * code and secrets.
+ */
+import { z } from 'zod';
+import { defineCapability, type CapabilityDescriptor } from '../registry/descriptor.js';
+import { MAX_PROMPT_BYTES } from './prepare.js';
+import {
+  KillAnswerSchema,
+  LaunchAnswerSchema,
+  ProfileListSchema,
+  ReadAnswerSchema,
+  ResourceAnswerSchema,
+  SendAnswerSchema,
+  SessionListSchema,
+  SessionStatusSchema,
+} from './schemas.js';
+
+const sessionId = z.string().max(64).describe('The session handle spawn answered (a UUID).');
+const text = (max: number) => z.string().min(1).max(max);
+const waitSeconds = z.number().int().min(1).max(3600);
+
+const launchFields = {
+  prompt: z.string().max(MAX_PROMPT_BYTES).optional().describe('What the agent should do (exactly one of prompt and file).'),
+  file: text(4096).optional().describe('A file inside the checkout (relative to its root) holding the prompt.'),
+  mode: text(100).optional().describe('The agent\'s mode (claude: permission mode; codex: sandbox; gemini: approval mode; opencode: agent).'),
+  wait: z.boolean().optional().describe('Wait for the turn to end, streaming each transcript line as a progress notification.'),
+  timeout_seconds: waitSeconds.optional().describe('How long wait waits (default 120 s); the turn goes on after it.'),
+};
+
+export const listProfiles = defineCapability({
+  id: 'harness.list_profiles',
+  kind: 'query',
+  title: 'List agent profiles',
+  description: 'The agent profiles this checkout nominates for the harness (claude, codex, gemini, opencode, executor), with any problem that would stop one from starting.',
+  input: z.object({}).strict(),
+  output: ProfileListSchema,
+  exposure: { mcp: { tool: 'majordomus_list_profiles' }, http: { method: 'GET', path: '/api/v1/harness/profiles' } },
+  stability: 'experimental',
+  reads: 'harness',
+  guidance: 'Start other agents in this checkout: {tool} shows the profiles you may spawn.',
+  handler: (_input, { harness }) => harness.listProfiles(),
+});
+
+export const spawnSession = defineCapability({
+  id: 'harness.spawn',
+  kind: 'command',
+  title: 'Spawn an agent session',
+  description: 'Starts an agent session from a nominated profile with a prompt; with wait, follows its first turn to the end.',
+  input: z
+    .object({
+      profile: text(200),
+      ...launchFields,
+      cwd: text(4096).optional().describe('Working directory relative to the checkout\'s root (default: the profile\'s, else the root).'),
+      with_config: z.record(z.string().max(64), z.string().max(200)).optional().describe('Overrides of model, effort and mode only.'),
+      args: z.array(z.string().max(4096)).max(64).optional().describe('Extra CLI arguments, appended to the profile\'s.'),
+    })
+    .strict(),
+  output: LaunchAnswerSchema,
+  exposure: { mcp: { tool: 'majordomus_spawn' }, http: { method: 'POST', path: '/api/v1/harness/spawn' } },
+  stability: 'experimental',
+  reads: 'harness',
+  guidance: 'Spawn one with {tool} {profile, prompt}; every peer of the checkout sees the sessions.',
+  handler: (input, { harness, call }) => harness.spawn(input, call),
+});
+
+export const sendSession = defineCapability({
+  id: 'harness.session_send',
+  kind: 'command',
+  title: 'Send a turn to a session',
+  description: 'A follow-up turn that resumes the agent\'s own session; with steer, interrupts the running turn first.',
+  input: z.object({ session: sessionId, ...launchFields, steer: z.boolean().optional().describe('Stop the running turn (SIGTERM, 5 s grace, SIGKILL) and start this one.') }).strict(),
+  output: SendAnswerSchema,
+  exposure: { mcp: { tool: 'majordomus_session_send' }, http: { method: 'POST', path: '/api/v1/harness/sessions/send' } },
+  stability: 'experimental',
+  reads: 'harness',
+  handler: (input, { harness, call }) => harness.send(input, call),
+});
+
+export const listSessions = defineCapability({
+  id: 'harness.session_list',
+  kind: 'query',
+  title: 'List sessions',
+  description: 'Every agent session of the checkout, running ones first, then the most recent.',
+  input: z.object({}).strict(),
+  output: SessionListSchema,
+  exposure: { mcp: { tool: 'majordomus_session_list', resource: 'majordomus://sessions' }, http: { method: 'GET', path: '/api/v1/harness/sessions' } },
+  stability: 'experimental',
+  reads: 'harness',
+  guidance: 'See every session (yours and other peers\') with {tool}.',
+  handler: (_input, { harness }) => harness.list(),
+});
+
+export const sessionStatus = defineCapability({
+  id: 'harness.session_status',
+  kind: 'query',
+  title: 'Session status',
+  description: 'The state of a session\'s turn (the latest by default) and of all its turns.',
+  input: z.object({ session: sessionId, turn: z.number().int().min(1).optional() }).strict(),
+  output: SessionStatusSchema,
+  exposure: { mcp: { tool: 'majordomus_session_status' }, http: { method: 'GET', path: '/api/v1/harness/sessions/status' } },
+  stability: 'experimental',
+  reads: 'harness',
+  handler: (input, { harness }) => harness.status(input),
+});
+
+export const readSession = defineCapability({
+  id: 'harness.session_read',
+  kind: 'query',
+  title: 'Read a transcript',
+  description: 'A session\'s transcript lines: the tail of its latest turn, or from a cursor onwards (at most about 60 KB a read); with wait, follows it live until the turn ends.',
+  input: z
+    .object({
+      session: sessionId,
+      tail: z.number().int().min(1).max(10_000).optional().describe('Without a cursor: how many of the last lines (default 200).'),
+      cursor: z.string().max(200).optional().describe('nextCursor of an earlier read, as given.'),
+      wait: z.boolean().optional().describe('Follow: stream each new line as a progress notification until the turn ends, you cancel, or the deadline passes.'),
+      timeout_seconds: waitSeconds.optional(),
+    })
+    .strict(),
+  output: ReadAnswerSchema,
+  exposure: { mcp: { tool: 'majordomus_session_read' }, http: { method: 'GET', path: '/api/v1/harness/sessions/read' } },
+  stability: 'experimental',
+  reads: 'harness',
+  guidance: 'Follow a session live with {tool} {session, wait: true}.',
+  handler: (input, { harness, call }) => harness.read(input, call),
+});
+
+export const killSession = defineCapability({
+  id: 'harness.session_kill',
+  kind: 'command',
+  title: 'Kill a session',
+  description: 'Stops a running session (SIGTERM to its process group, 5 s grace, SIGKILL); a finished one is reaped (its files removed).',
+  input: z.object({ session: sessionId }).strict(),
+  output: KillAnswerSchema,
+  exposure: { mcp: { tool: 'majordomus_session_kill' }, http: { method: 'POST', path: '/api/v1/harness/sessions/kill' } },
+  stability: 'experimental',
+  reads: 'harness',
+  handler: (input, { harness }) => harness.kill(input),
+});
+
+export const sessionResource = defineCapability({
+  id: 'harness.session_resource',
+  kind: 'query',
+  title: 'A session resource',
+  description: 'One part of a session: its status (JSON), its result (the answer, or error: why), its latest transcript, or its stderr.',
+  input: z.object({ session: sessionId, part: z.enum(['status', 'result', 'transcript', 'stderr']) }).strict(),
+  output: ResourceAnswerSchema,
+  exposure: { mcp: { resource: 'majordomus://sessions/{session}/{part}' }, http: { method: 'GET', path: '/api/v1/harness/sessions/resource' } },
+  stability: 'experimental',
+  reads: 'harness',
+  handler: (input, { harness }) => harness.resource(input),
+});
+
+export const HARNESS_CAPABILITIES: readonly CapabilityDescriptor[] = Object.freeze([
+  listProfiles,
+  spawnSession,
+  sendSession,
+  listSessions,
+  sessionStatus,
+  readSession,
+  killSession,
+  sessionResource,
+]);
