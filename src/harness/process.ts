@@ -1,8 +1,10 @@
 /**
- * The agent processes: each turn's child leads its own process group (so one signal reaches every
- * process it forked), dies with the harness thread (Linux parent-death signal, through util-linux
- * `setpriv`, which execs the agent in place so the pid stays the child's), and is stopped with
- * SIGTERM to the group, a grace period, then SIGKILL.
+ * The agent processes. Each turn runs under a small `sh` that leads its own process group (one
+ * signal reaches everything the agent forks) and carries the Linux parent-death signal (set by
+ * util-linux `setpriv`, which execs in place): when the harness thread that started it ends — the
+ * server crashed or was SIGKILLed — the shell gets SIGUSR1 and kills its whole group, grandchildren
+ * included (a parent-death signal alone would reach the agent but not what the agent forked).
+ * A stop is SIGTERM to the group, a grace period, then SIGKILL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
@@ -114,6 +116,24 @@ export async function stopGroup(pgid: number, graceMs = KILL_GRACE_MS): Promise<
   return false;
 }
 
+/**
+ * The group leader, between the harness and the agent (`$@`). SIGUSR1 is the parent-death signal:
+ * the whole group dies with the server. SIGTERM/INT/HUP reach the agent directly (the group is
+ * signalled), so the shell only waits on: a handler, not an ignore, so the agent starts with the
+ * default dispositions. Its stdin is handed to the agent explicitly (an asynchronous command's
+ * stdin would otherwise be /dev/null). The agent's exit status is the shell's.
+ */
+const GROUP_LEADER = [
+  "trap 'kill -KILL 0' USR1",
+  "trap ':' TERM INT HUP",
+  'exec 3<&0',
+  '"$@" <&3 3<&- &',
+  'agent=$!',
+  'exec 3<&-',
+  'while :; do wait "$agent"; status=$?; kill -0 "$agent" 2>/dev/null || break; done',
+  'exit "$status"',
+].join('\n');
+
 export interface LaunchRequest {
   /** Absolute path of the executable. */
   command: string;
@@ -137,8 +157,9 @@ export interface Launched {
  */
 export function launch(request: LaunchRequest): Promise<Launched> {
   const guard = setpriv();
-  const [file, args] = guard === null ? [request.command, request.args] : [guard, ['--pdeathsig', 'KILL', '--', request.command, ...request.args]];
-  const child = spawn(file, args, {
+  const shell = ['/bin/sh', '-c', GROUP_LEADER, 'majordomus-agent', request.command, ...request.args];
+  const [file, ...args] = guard === null ? shell : [guard, '--pdeathsig', 'USR1', '--', ...shell];
+  const child = spawn(file as string, args, {
     cwd: request.cwd,
     env: request.env,
     // A group of its own (setsid): one signal reaches everything the agent forks.

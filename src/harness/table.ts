@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { relative } from 'node:path';
 import type { LayerView } from '../layer/view.js';
+import type { CallContext } from '../threads/types.js';
 import { harnessPolicy, nominatedProfile, profilesOf, type HarnessPolicy, type Profile } from './profiles.js';
 import { groupAlive, isAlive, KILL_GRACE_MS, launch, processGroupOf, resolveCommand, signalGroup, startTicksOf, stopGroup } from './process.js';
 import { promptOf, resolveCwd, redactArgv, type PromptInput } from './prepare.js';
@@ -33,14 +34,6 @@ const PIPE_CLOSE_GRACE_MS = 2_000;
 
 export const DEPTH_ENV = 'MAJORDOMUS_SPAWN_DEPTH';
 
-/** What a caller's request carries beside its input. */
-export interface HarnessCall {
-  /** Each new transcript line of a follow. */
-  onProgress?: (message: string) => void;
-  signal?: AbortSignal;
-  /** The caller's delegation depth (its `MAJORDOMUS_SPAWN_DEPTH`). */
-  depth?: number;
-}
 
 interface Turn {
   turn: number;
@@ -200,7 +193,7 @@ export class Harness {
     return { profiles };
   }
 
-  async spawn(input: SpawnInput, call: HarnessCall = {}): Promise<LaunchAnswer> {
+  async spawn(input: SpawnInput, call: CallContext = {}): Promise<LaunchAnswer> {
     this.#refuseWhileStopping();
     const depth = call.depth ?? this.#options.depth;
     const limits = this.#policy.limits;
@@ -243,7 +236,7 @@ export class Harness {
     return this.#launchAnswer(entry, turn, input, call);
   }
 
-  async send(input: SendInput, call: HarnessCall = {}): Promise<SendAnswer> {
+  async send(input: SendInput, call: CallContext = {}): Promise<SendAnswer> {
     this.#refuseWhileStopping();
     const entry = this.#session(input.session);
     const current = entry.turns.at(-1);
@@ -313,7 +306,7 @@ export class Harness {
     };
   }
 
-  async read(input: { session: string; tail?: number; cursor?: string; wait?: boolean; timeout_seconds?: number }, call: HarnessCall = {}): Promise<ReadAnswer> {
+  async read(input: { session: string; tail?: number; cursor?: string; wait?: boolean; timeout_seconds?: number }, call: CallContext = {}): Promise<ReadAnswer> {
     const entry = this.#session(input.session);
     const id = entry.record.session;
     let position: { t: number; o: number };
@@ -445,15 +438,18 @@ export class Harness {
       throw new HarnessRefusal(`cannot start ${record.agent}: "${commandName}" was not found${commandName.includes('/') ? '' : ' on PATH'}; install the ${record.agent} CLI or set command in profile "${profile.id}"`);
     }
     const invocation = adapter.invocation({ prompt, cwd, args: record.launch.args, ...pick('model', record.launch.model), ...pick('effort', record.launch.effort), ...pick('mode', record.launch.mode) }, resumeId);
+    // A default command may be a script that needs its interpreter's arguments first (the executor).
+    const leading = profile.command === undefined ? [...(adapter.defaultCommandArgs ?? [])] : [];
     const env: NodeJS.ProcessEnv = { ...(this.#options.env ?? process.env), ...(profile.env ?? {}), [DEPTH_ENV]: String(depth + 1) };
+    // The vendor's session id and a prompt passed as an argument are never shown.
+    const shown = invocation.args.map((arg, i) => (invocation.hidden.includes(i) ? (arg === prompt ? '<prompt>' : '<hidden>') : arg));
     return {
       command,
-      args: invocation.args,
+      args: [...leading, ...invocation.args],
       stdin: invocation.stdin,
       cwd,
       env,
-      // The prompt, when it is an argument, is the caller's own text: shown by its size only.
-      argv: redactArgv([commandName, ...invocation.args.map((arg: string) => (arg === prompt ? '<prompt>' : arg))], adapter.secretFlags ?? []),
+      argv: redactArgv([commandName, ...leading, ...shown], adapter.secretFlags ?? []),
       envNames: [...Object.keys(profile.env ?? {}), DEPTH_ENV].sort(),
     };
   }
@@ -601,7 +597,7 @@ export class Harness {
     };
   }
 
-  async #launchAnswer(entry: Session, turn: Turn, input: LaunchInput, call: HarnessCall): Promise<LaunchAnswer> {
+  async #launchAnswer(entry: Session, turn: Turn, input: LaunchInput, call: CallContext): Promise<LaunchAnswer> {
     let timedOut = false;
     let position = { t: turn.turn, o: 0 };
     if (input.wait) {
@@ -682,7 +678,7 @@ export class Harness {
   async #follow(
     entry: Session,
     start: { t: number; o: number },
-    call: HarnessCall,
+    call: CallContext,
     deadline: number,
     maxBytes = READ_CAP_BYTES,
   ): Promise<{ lines: string[]; position: { t: number; o: number }; why: 'ended' | 'cancelled' | 'deadline' | 'full' }> {

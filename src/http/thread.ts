@@ -3,7 +3,7 @@
  * serves it the peer board (`HostControl`), and stops it along the one shutdown path.
  */
 import { fileURLToPath } from 'node:url';
-import { MessageChannel, Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { MajordomusError } from '../errors.js';
 import { urlOf } from './address.js';
 import { log } from '../log.js';
@@ -28,6 +28,10 @@ export interface HttpThreadOptions {
   token: string;
   /** Called when the thread ends without being asked to (a crash). */
   onUnexpectedExit?: (why: string) => void;
+  /** The snapshot, when the caller encoded it already (the shared server shares it with the harness). */
+  snapshot?: SharedArrayBuffer;
+  /** The HTTP thread's channel to the harness thread (transferred), when the server has one. */
+  harnessPort?: MessagePort | null;
 }
 
 export interface HttpThread {
@@ -58,8 +62,13 @@ function hostControl(runtime: Runtime): HostControl {
   };
 }
 
+/** The frozen layer and catalog every other thread of this server decodes. */
+export function snapshotOf(runtime: Runtime): SharedArrayBuffer {
+  return encodeSnapshot({ version: VERSION, index: runtime.layer.index, capabilities: runtime.registry.catalog.entries });
+}
+
 export async function startHttpThread(runtime: Runtime, options: HttpThreadOptions): Promise<HttpThread> {
-  const snapshot = encodeSnapshot({ version: VERSION, index: runtime.layer.index, capabilities: runtime.registry.catalog.entries });
+  const snapshot = options.snapshot ?? snapshotOf(runtime);
   const hostChannel = new MessageChannel();
   const controlChannel = new MessageChannel();
   serveRpc(hostChannel.port1, hostControl(runtime));
@@ -73,6 +82,7 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
     token: options.token,
     hostPort: hostChannel.port2,
     controlPort: controlChannel.port2,
+    harnessPort: options.harnessPort ?? null,
     poolTaskFile: fileURLToPath(new URL('../../workers/pool-task.js', import.meta.url)),
     poolThreads: config.poolThreads,
     idleSessionMs: config.idleSessionMs,
@@ -83,7 +93,7 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
   };
   const worker = new Worker(new URL('../../workers/http-thread.js', import.meta.url), {
     workerData,
-    transferList: [hostChannel.port2, controlChannel.port2],
+    transferList: [hostChannel.port2, controlChannel.port2, ...(options.harnessPort ? [options.harnessPort] : [])],
   });
   const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
   worker.on('error', (error) => log.error(`HTTP thread failed: ${error.stack ?? error.message}`));

@@ -27,12 +27,62 @@ export interface ToolTable {
   tools: McpTool[];
   /** tool name → capability id */
   capabilityOf(name: string): string | undefined;
+  /** Capabilities read as resources: fixed URIs (listed) and URI templates (`{name}` segments). */
+  resources: ResourceRoute[];
+}
+
+export interface ResourceRoute {
+  /** A URI, or a template such as `majordomus://sessions/{session}/{part}`. */
+  uriTemplate: string;
+  capabilityId: string;
+  title: string;
+  description: string;
+  /** Whether the URI has placeholders (listed by resources/templates/list). */
+  templated: boolean;
+  /** The capability's input for `uri`, or null when the URI is not this route's. */
+  match(uri: string): Record<string, string> | null;
+}
+
+/** A route for one resource exposure; each `{name}` stands for one path segment. */
+export function resourceRoute(uriTemplate: string, entry: Pick<CapabilityEntry, 'id' | 'title' | 'description'>): ResourceRoute {
+  const names: string[] = [];
+  const pattern = uriTemplate
+    .split(/(\{[a-z_]+\})/)
+    .map((part) => {
+      const name = /^\{([a-z_]+)\}$/.exec(part)?.[1];
+      if (name === undefined) return part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+      names.push(name);
+      return '([^/?#]+)';
+    })
+    .join('');
+  const regex = new RegExp(`^${pattern}$`);
+  return {
+    uriTemplate,
+    capabilityId: entry.id,
+    title: entry.title,
+    description: entry.description,
+    templated: names.length > 0,
+    match(uri) {
+      const found = regex.exec(uri);
+      if (!found) return null;
+      const input: Record<string, string> = {};
+      try {
+        names.forEach((name, i) => (input[name] = decodeURIComponent(found[i + 1] as string)));
+      } catch {
+        return null; // a malformed percent-escape names nothing
+      }
+      return input;
+    },
+  };
 }
 
 export function toolTable(catalog: CapabilityCatalog): ToolTable {
   const byName = new Map<string, string>();
   const tools: McpTool[] = [];
+  const resources: ResourceRoute[] = [];
   for (const entry of catalog.entries) {
+    const uri = entry.exposure.mcp?.resource;
+    if (uri !== undefined && entry.kind !== 'resource') resources.push(resourceRoute(uri, entry));
     const name = entry.exposure.mcp?.tool;
     if (name === undefined) continue;
     byName.set(name, entry.id);
@@ -46,7 +96,7 @@ export function toolTable(catalog: CapabilityCatalog): ToolTable {
     });
   }
   tools.sort((a, b) => a.name.localeCompare(b.name));
-  return { tools, capabilityOf: (name) => byName.get(name) };
+  return { tools, capabilityOf: (name) => byName.get(name), resources };
 }
 
 export function resourceOf(object: LayerObject): McpResource {

@@ -52,6 +52,17 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A capability read as a resource answers `{text, mimeType}` (its content as it is) or any other
+ * JSON (served as application/json).
+ */
+function resourceContent(uri: string, value: unknown, json: string): { uri: string; mimeType: string; text: string } {
+  if (isObject(value) && typeof value.text === 'string' && typeof value.mimeType === 'string' && Object.keys(value).length === 2) {
+    return { uri, mimeType: value.mimeType, text: value.text };
+  }
+  return { uri, mimeType: 'application/json', text: json };
+}
+
 export class McpSession {
   readonly #backend: McpBackend;
   #peerId: string | null = null;
@@ -136,7 +147,11 @@ export class McpSession {
       case 'resources/list':
         return this.#listResources(params);
       case 'resources/templates/list':
-        return { resourceTemplates: [] };
+        return {
+          resourceTemplates: this.#backend.tools.resources
+            .filter((route) => route.templated)
+            .map((route) => ({ uriTemplate: route.uriTemplate, name: route.capabilityId, title: route.title, description: route.description })),
+        };
       case 'resources/read':
         return this.#readResource(params);
       default:
@@ -191,19 +206,35 @@ export class McpSession {
       }
     }
     const page = objects.slice(offset, offset + RESOURCE_PAGE);
-    const resources: McpResource[] = page.map(resourceOf);
+    const resources: Array<McpResource | Omit<McpResource, 'size'>> = page.map(resourceOf);
+    // Capabilities read at a fixed URI (the sessions index) head the first page.
+    if (offset === 0) {
+      for (const route of this.#backend.tools.resources) {
+        if (!route.templated) resources.unshift({ uri: route.uriTemplate, name: route.capabilityId, title: route.title, description: route.description, mimeType: 'application/json' });
+      }
+    }
     const next = offset + RESOURCE_PAGE;
     return next < objects.length
       ? { resources, nextCursor: Buffer.from(String(next)).toString('base64url') }
       : { resources };
   }
 
-  #readResource(params: Record<string, unknown>): unknown {
+  async #readResource(params: Record<string, unknown>): Promise<unknown> {
     const { uri } = params;
     if (typeof uri !== 'string') throw new RpcError(RPC.invalidParams, 'Invalid params: resources/read needs a uri');
     const object = this.#backend.object(uri);
-    if (!object) throw new RpcError(RPC.resourceNotFound, `Resource not found: ${uri}`);
-    return { contents: [{ uri: object.uri, mimeType: object.media_type, text: object.content }] };
+    if (object) return { contents: [{ uri: object.uri, mimeType: object.media_type, text: object.content }] };
+    for (const route of this.#backend.tools.resources) {
+      const input = route.match(uri);
+      if (input === null) continue;
+      const outcome = await this.#backend.invoke(route.capabilityId, input, this.#peerId);
+      if (!outcome.ok) {
+        const code = outcome.code === 'internal' || outcome.code === 'busy' ? RPC.internalError : RPC.resourceNotFound;
+        throw new RpcError(code, `${uri}: ${outcome.message}`);
+      }
+      return { contents: [resourceContent(uri, JSON.parse(outcome.json) as unknown, outcome.json)] };
+    }
+    throw new RpcError(RPC.resourceNotFound, `Resource not found: ${uri}`);
   }
 }
 

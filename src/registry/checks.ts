@@ -77,6 +77,11 @@ export function registryViolations(descriptors: readonly CapabilityDescriptor[])
       if (!mcp.resource.startsWith(URI_PREFIX)) {
         violations.push(`${d.id}: resource URI "${mcp.resource}" is not ${URI_PREFIX}`);
       }
+      if (d.kind === 'command') violations.push(`${d.id}: a command cannot be read as a resource`);
+      const properties = Object.keys((jsonSchemaOf(d.input, 'input').properties ?? {}) as Record<string, unknown>);
+      for (const [, name] of mcp.resource.matchAll(/\{([^}]*)\}/g)) {
+        if (!properties.includes(name as string)) violations.push(`${d.id}: resource URI placeholder {${name}} is not an input of the capability`);
+      }
     }
     if (http) {
       claim('route', `${http.method} ${http.path}`, d.id);

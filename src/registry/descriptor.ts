@@ -6,7 +6,8 @@ import type { z } from 'zod';
 import type { CapabilityCatalog } from './catalog.js';
 import type { LayerView } from '../layer/view.js';
 import type { PeerAccess } from '../peers/board.js';
-import type { HarnessAccess, HarnessCall } from '../harness/table.js';
+import type { HarnessAccess } from '../harness/table.js';
+import type { CallContext } from '../threads/types.js';
 
 /**
  * `query` is executed and read-only; `resource` is read and has no handler; `command` is executed
@@ -39,7 +40,7 @@ export interface ContextByReads {
   layer: { catalog: CapabilityCatalog; layer: LayerView };
   peers: { peers: PeerAccess; caller: string | null };
   /** `call`: the caller's follow sink, cancellation and delegation depth. */
-  harness: { harness: HarnessAccess; caller: string | null; call: HarnessCall };
+  harness: { harness: HarnessAccess; caller: string | null; call: CallContext };
 }
 
 export type CapabilityContext = ContextByReads[CapabilityReads];

@@ -9,13 +9,18 @@ import { guidanceLines, instructionsFor } from '../mcp/instructions.js';
 import type { PeerBoard, PeerClient } from '../peers/board.js';
 import type { ContextByReads } from '../registry/descriptor.js';
 import { execute, parseInput, type Registry } from '../registry/registry.js';
-import type { CallOutcome } from '../threads/types.js';
+import type { HarnessAccess } from '../harness/table.js';
+import type { CallContext, CallOutcome } from '../threads/types.js';
 
 export interface RuntimeOptions {
   registry: Registry;
   layer: LayerView;
   /** The peer board, where this thread owns it; pool threads have none. */
   board: PeerBoard | null;
+  /** The session table, in the harness thread only. */
+  harness?: HarnessAccess | null;
+  /** Where harness calls go from a thread without the table (the shared server's main thread). */
+  remoteHarness?: ((capabilityId: string, input: unknown, caller: string | null, call: CallContext) => Promise<CallOutcome>) | null;
   /** The shared server's base URL once bound; null while served alone. */
   url: () => string | null;
   /** `MAJORDOMUS_FAULT`: this capability throws an unexpected error (tests of the `internal` path; see `execute`). */
@@ -26,6 +31,8 @@ export class Runtime {
   readonly registry: Registry;
   readonly layer: LayerView;
   readonly board: PeerBoard | null;
+  readonly #harness: HarnessAccess | null;
+  readonly #remoteHarness: RuntimeOptions['remoteHarness'];
   readonly #url: () => string | null;
   readonly #faultCapability: string | null;
   #guidance: string[] | null = null;
@@ -35,16 +42,18 @@ export class Runtime {
     this.registry = options.registry;
     this.layer = options.layer;
     this.board = options.board;
+    this.#harness = options.harness ?? null;
+    this.#remoteHarness = options.remoteHarness ?? null;
     this.#url = options.url;
   }
 
   /** Validates the input and runs the capability with the context its `reads` asks for. */
-  async invoke(capabilityId: string, args: unknown, caller: string | null): Promise<unknown> {
+  async invoke(capabilityId: string, args: unknown, caller: string | null, call: CallContext = {}): Promise<unknown> {
     const descriptor = this.registry.byId(capabilityId);
     if (!descriptor) throw new CapabilityError('not_found', `no capability ${capabilityId}`);
     const input = parseInput(descriptor, args);
     if (caller !== null) this.board?.touch(caller);
-    return execute(descriptor, input, this.#context(descriptor.reads, caller), { fault: this.#faultCapability });
+    return execute(descriptor, input, this.#context(descriptor.reads, caller, call), { fault: this.#faultCapability });
   }
 
   join(client: PeerClient, transport: 'stdio' | 'http', preferredPeerId?: string): string {
@@ -67,9 +76,13 @@ export class Runtime {
   }
 
   /** Runs a capability and answers with an outcome that survives a thread boundary. */
-  async outcome(capabilityId: string, args: unknown, caller: string | null): Promise<CallOutcome> {
+  async outcome(capabilityId: string, args: unknown, caller: string | null, call: CallContext = {}): Promise<CallOutcome> {
+    if (this.#harness === null && this.#remoteHarness && this.registry.byId(capabilityId)?.reads === 'harness') {
+      if (caller !== null) this.board?.touch(caller);
+      return this.#remoteHarness(capabilityId, args, caller, call);
+    }
     try {
-      return { ok: true, json: JSON.stringify(await this.invoke(capabilityId, args, caller)) ?? 'null' };
+      return { ok: true, json: JSON.stringify(await this.invoke(capabilityId, args, caller, call)) ?? 'null' };
     } catch (error) {
       if (error instanceof CapabilityError) return { ok: false, code: error.code, message: error.message };
       return { ok: false, code: 'internal', message: errorMessage(error) };
@@ -88,7 +101,7 @@ export class Runtime {
     });
   }
 
-  #context(reads: keyof ContextByReads, caller: string | null): ContextByReads[keyof ContextByReads] {
+  #context(reads: keyof ContextByReads, caller: string | null, call: CallContext): ContextByReads[keyof ContextByReads] {
     switch (reads) {
       case 'registry':
         return { catalog: this.registry.catalog };
@@ -97,6 +110,7 @@ export class Runtime {
       case 'peers':
         return { peers: this.#board(), caller };
       case 'harness':
+        if (this.#harness) return { harness: this.#harness, caller, call };
         throw new CapabilityError('refused', 'the harness runs in the checkout\'s shared server; this client is served alone (--standalone, or the lease is unavailable), so it cannot start or read agent sessions');
     }
   }

@@ -20,7 +20,9 @@ import { PeerBoard } from '../peers/board.js';
 import type { Loaded } from '../runtime/load.js';
 import { Runtime } from '../runtime/runtime.js';
 import { settings } from '../settings.js';
-import { startHttpThread, type HttpThread } from '../http/thread.js';
+import { snapshotOf, startHttpThread, type HttpThread } from '../http/thread.js';
+import { startHarnessThread, type HarnessThread } from '../harness/thread.js';
+import { dirname, join } from 'node:path';
 import { isLoopbackHost } from '../http/guard.js';
 import { BIND_GRACE_MS, judgeLease, type Predecessor } from './election.js';
 import { publishLease, readLease, releaseLeaseSync, republishLease, type LeaseDocument } from './lease.js';
@@ -74,6 +76,7 @@ export async function serveOnLease(options: Omit<OwnerOptions, 'loaded'> & { loa
 export class Owner {
   readonly runtime: Runtime;
   readonly #http: HttpThread;
+  readonly #harness: HarnessThread;
   readonly #lease: LeaseDocument;
   readonly #checkout: Checkout;
   readonly #boardFile: BoardFile;
@@ -84,9 +87,10 @@ export class Owner {
   #leaseWrites: Promise<unknown> = Promise.resolve();
   #checking = false;
 
-  private constructor(runtime: Runtime, http: HttpThread, options: OwnerOptions, boardFile: BoardFile) {
+  private constructor(runtime: Runtime, http: HttpThread, harness: HarnessThread, options: OwnerOptions, boardFile: BoardFile) {
     this.runtime = runtime;
     this.#http = http;
+    this.#harness = harness;
     this.#lease = options.lease;
     this.#checkout = options.checkout;
     this.#boardFile = boardFile;
@@ -100,13 +104,30 @@ export class Owner {
     const boardPath = boardPathFor(checkout.leasePath);
     const saved = await loadSavedBoard(boardPath, options.predecessor.token);
     const board = new PeerBoard({ issuedBefore: saved.issued, restorable: saved.announcements, onChange: () => owner?.boardChanged() });
-    const runtime = new Runtime({ ...options.loaded, board, url: () => url, faultCapability: settings().faultCapability });
+    let harness: HarnessThread | null = null;
+    const runtime = new Runtime({
+      ...options.loaded,
+      board,
+      url: () => url,
+      faultCapability: settings().faultCapability,
+      remoteHarness: (capabilityId, input, caller, call) => (harness as HarnessThread).invoke(capabilityId, input, caller, call),
+    });
     if (!isLoopbackHost(options.host)) {
       log.warn(`${options.host} is not a loopback address: other machines can reach this server (Host and Origin must still name it by IP; every request needs the token)`);
+    }
+    const snapshot = snapshotOf(runtime);
+    // The session table of the checkout: `<local>/state/harness`, beside the lease's directory.
+    const harnessDir = join(dirname(dirname(checkout.leasePath)), 'harness');
+    try {
+      harness = await startHarnessThread({ snapshot, harnessDir });
+    } catch (error) {
+      throw new CannotShare(error instanceof Error ? error.message : String(error), options.loaded);
     }
     let http: HttpThread;
     try {
       http = await startHttpThread(runtime, {
+        snapshot,
+        harnessPort: harness.httpPort,
         host: options.host,
         port: options.port,
         fallbackToFreePort: true,
@@ -115,10 +136,11 @@ export class Owner {
         onUnexpectedExit: (why) => owner?.threadDied(why),
       });
     } catch (error) {
+      await harness.stop();
       throw new CannotShare(error instanceof Error ? error.message : String(error), options.loaded);
     }
     url = http.url;
-    owner = new Owner(runtime, http, options, new BoardFile(boardPath, lease.token));
+    owner = new Owner(runtime, http, harness, options, new BoardFile(boardPath, lease.token));
     owner.boardChanged(); // the numbering taken over is carried on at once
     if (http.fellBackFrom !== null) log.info(`port ${http.fellBackFrom} is taken; bound ${http.port} instead`);
     lease.url = http.url;
@@ -165,6 +187,8 @@ export class Owner {
       this.releaseLease();
       await this.#boardFile.remove();
       await this.#http.setLeaseholder(false);
+      // Every agent's process group goes with the server (graceful shutdown).
+      await this.#harness.stop();
       await this.#http.stop();
       log.info(`closed ${this.#http.url} and removed the lease`);
     })();

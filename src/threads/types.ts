@@ -13,6 +13,17 @@ import type { PeerClient } from '../peers/board.js';
  */
 export type CallOutcome = { ok: true; json: string } | { ok: false; code: WireErrorCode; message: string };
 
+/**
+ * What a call carries beside its input, on the paths that stream: each new line of a follow
+ * (an MCP progress notification), the caller's cancellation, and its delegation depth.
+ */
+export interface CallContext {
+  onProgress?: (message: string) => void;
+  signal?: AbortSignal;
+  /** The caller's `MAJORDOMUS_SPAWN_DEPTH` (a bridge reports its own); absent: the server's. */
+  depth?: number;
+}
+
 /** A pool task: run one capability over the snapshot. */
 export interface PoolTask {
   capabilityId: string;
@@ -42,6 +53,8 @@ export interface HttpWorkerData {
   hostPort: MessagePort;
   /** The endpoint on which the HTTP thread serves `HttpControl`. */
   controlPort: MessagePort;
+  /** Its channel to the harness thread (the shared server has one; `serve` and bridges' servers alike). */
+  harnessPort: MessagePort | null;
   /** Absolute path of the pool task module. */
   poolTaskFile: string;
   poolThreads: number;
@@ -82,3 +95,30 @@ export interface HttpControl {
 
 export const HOST_CONTROL_METHODS = ['invoke', 'join', 'leave', 'touch', 'instructions'] as const satisfies ReadonlyArray<keyof HostControl>;
 export const HTTP_CONTROL_METHODS = ['setLeaseholder', 'setPeerCount', 'stop'] as const satisfies ReadonlyArray<keyof HttpControl>;
+
+/** Given to the harness thread at start. */
+export interface HarnessWorkerData {
+  snapshot: SharedArrayBuffer;
+  /** `<local>/state/harness` of the checkout. */
+  harnessDir: string;
+  /** The server's own delegation depth. */
+  depth: number;
+  /** The main thread's channel (its own stdio client's calls). */
+  mainPort: MessagePort;
+  /** The HTTP thread's channel (every `/mcp` and REST caller). */
+  httpPort: MessagePort;
+  nice: number;
+  faultCapability: string | null;
+}
+
+export type HarnessStartMessage = { type: 'ready' } | { type: 'failed'; reason: string };
+
+/** What the harness thread offers the main and HTTP threads (src/threads/rpc.ts). */
+export interface HarnessControl {
+  /** Runs a harness capability; a follow's lines arrive as events of the call. */
+  invoke(capabilityId: string, input: unknown, caller: string | null, depth: number | null): Promise<CallOutcome>;
+  /** Stops every running agent's process group. */
+  stop(): Promise<void>;
+}
+
+export const HARNESS_CONTROL_METHODS = ['invoke', 'stop'] as const satisfies ReadonlyArray<keyof HarnessControl>;

@@ -1,0 +1,95 @@
+/**
+ * The main thread's handle on the harness thread: starts it with the snapshot and the harness's
+ * directory, forwards its own client's harness calls (a follow's lines come back as events), and
+ * stops it — every running agent's group with it — along the one shutdown path.
+ */
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { errorMessage, MajordomusError } from '../errors.js';
+import { log } from '../log.js';
+import { onExit } from '../runtime/exit-hooks.js';
+import { settings } from '../settings.js';
+import { rpcClient } from '../threads/rpc.js';
+import { HARNESS_CONTROL_METHODS, type CallContext, type CallOutcome, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../threads/types.js';
+
+/** A harness call may follow a session for up to an hour (`timeout_seconds` ≤ 3600), plus slack. */
+export const HARNESS_CALL_TIMEOUT_MS = 3_700_000;
+const STOP_TIMEOUT_MS = 30_000;
+
+export interface HarnessThreadOptions {
+  snapshot: SharedArrayBuffer;
+  /** `<local>/state/harness` of the checkout. */
+  harnessDir: string;
+}
+
+export interface HarnessThread {
+  /** The HTTP thread's end of its own channel to the harness (transfer it once). */
+  readonly httpPort: MessagePort;
+  invoke(capabilityId: string, input: unknown, caller: string | null, call?: CallContext): Promise<CallOutcome>;
+  /** Stops every running agent, then the thread. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** This process's own delegation depth: `MAJORDOMUS_SPAWN_DEPTH`, stamped by whoever spawned it. */
+export function ownSpawnDepth(env: NodeJS.ProcessEnv = process.env): number {
+  const depth = Number(env.MAJORDOMUS_SPAWN_DEPTH ?? '0');
+  return Number.isInteger(depth) && depth >= 0 ? depth : 0;
+}
+
+export async function startHarnessThread(options: HarnessThreadOptions): Promise<HarnessThread> {
+  const main = new MessageChannel();
+  const http = new MessageChannel();
+  const config = settings();
+  const workerData: HarnessWorkerData = {
+    snapshot: options.snapshot,
+    harnessDir: options.harnessDir,
+    depth: ownSpawnDepth(),
+    mainPort: main.port2,
+    httpPort: http.port2,
+    nice: config.httpNice,
+    faultCapability: config.faultCapability,
+  };
+  const worker = new Worker(new URL('../../workers/harness-thread.js', import.meta.url), {
+    workerData,
+    transferList: [main.port2, http.port2],
+  });
+  const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+  worker.on('error', (error) => log.error(`harness thread failed: ${error.stack ?? error.message}`));
+  const started = await new Promise<HarnessStartMessage>((resolve) => {
+    worker.once('message', (message: HarnessStartMessage) => resolve(message));
+    void exited.then((code) => resolve({ type: 'failed', reason: `the harness thread ended (code ${code}) before it was ready` }));
+  });
+  const control = rpcClient<HarnessControl>(main.port1, HARNESS_CONTROL_METHODS, {
+    timeoutMs: HARNESS_CALL_TIMEOUT_MS,
+    timeouts: { stop: STOP_TIMEOUT_MS },
+  });
+  if (started.type === 'failed') {
+    await worker.terminate();
+    main.port1.close();
+    http.port1.close();
+    throw new MajordomusError('MAJ_INTERNAL', started.reason);
+  }
+  let stopping: Promise<void> | null = null;
+  let forget = (): void => {};
+  const thread: HarnessThread = {
+    httpPort: http.port1,
+    invoke: async (capabilityId, input, caller, call = {}) => {
+      try {
+        return await control.invoke(capabilityId, input, caller, call.depth ?? null, call);
+      } catch (error) {
+        return { ok: false, code: 'internal', message: `the harness thread did not answer: ${errorMessage(error)}` };
+      }
+    },
+    stop() {
+      stopping ??= (async () => {
+        await Promise.race([control.stop().catch(() => undefined), exited]);
+        await exited;
+        control.close('the harness thread has stopped');
+        main.port1.close();
+        forget();
+      })();
+      return stopping;
+    },
+  };
+  forget = onExit(() => thread.stop());
+  return thread;
+}
