@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { CapabilityCatalog } from './catalog.js';
 import type { LayerView } from '../layer/view.js';
 import type { PeerAccess } from '../peers/board.js';
+import type { CallContext } from '../threads/types.js';
 
 /**
  * `query` is executed and read-only; `resource` is read and has no handler; `command` is executed
@@ -60,7 +61,11 @@ export interface CapabilityDescriptor<
    * `{tool}` stands for its MCP tool name. The instructions never name a tool any other way.
    */
   guidance?: string;
-  handler?: (input: z.output<I>, context: ContextByReads[R]) => z.input<O> | Promise<z.input<O>>;
+  /**
+   * `call` is what the caller lends this one call: progress to report (`onProgress`) and a signal
+   * that aborts when the caller cancels. Always given (empty when the caller lends nothing).
+   */
+  handler?: (input: z.output<I>, context: ContextByReads[R], call: CallContext) => z.input<O> | Promise<z.input<O>>;
 }
 
 /** Declares a capability with its types checked against its schemas. */

@@ -9,7 +9,7 @@ import { guidanceLines, instructionsFor } from '../mcp/instructions.js';
 import type { PeerBoard, PeerClient } from '../peers/board.js';
 import type { ContextByReads } from '../registry/descriptor.js';
 import { execute, parseInput, type Registry } from '../registry/registry.js';
-import type { CallOutcome } from '../threads/types.js';
+import type { CallContext, CallOutcome } from '../threads/types.js';
 
 export interface RuntimeOptions {
   registry: Registry;
@@ -38,13 +38,16 @@ export class Runtime {
     this.#url = options.url;
   }
 
-  /** Validates the input and runs the capability with the context its `reads` asks for. */
-  async invoke(capabilityId: string, args: unknown, caller: string | null): Promise<unknown> {
+  /**
+   * Validates the input and runs the capability with the context its `reads` asks for; `call` is
+   * handed to the handler as it is (progress, cancellation).
+   */
+  async invoke(capabilityId: string, args: unknown, caller: string | null, call?: CallContext): Promise<unknown> {
     const descriptor = this.registry.byId(capabilityId);
     if (!descriptor) throw new CapabilityError('not_found', `no capability ${capabilityId}`);
     const input = parseInput(descriptor, args);
     if (caller !== null) this.board?.touch(caller);
-    return execute(descriptor, input, this.#context(descriptor.reads, caller), { fault: this.#faultCapability });
+    return execute(descriptor, input, this.#context(descriptor.reads, caller), { fault: this.#faultCapability, ...(call ? { call } : {}) });
   }
 
   join(client: PeerClient, transport: 'stdio' | 'http', preferredPeerId?: string): string {
@@ -67,9 +70,9 @@ export class Runtime {
   }
 
   /** Runs a capability and answers with an outcome that survives a thread boundary. */
-  async outcome(capabilityId: string, args: unknown, caller: string | null): Promise<CallOutcome> {
+  async outcome(capabilityId: string, args: unknown, caller: string | null, call?: CallContext): Promise<CallOutcome> {
     try {
-      return { ok: true, json: JSON.stringify(await this.invoke(capabilityId, args, caller)) ?? 'null' };
+      return { ok: true, json: JSON.stringify(await this.invoke(capabilityId, args, caller, call)) ?? 'null' };
     } catch (error) {
       if (error instanceof CapabilityError) return { ok: false, code: error.code, message: error.message };
       return { ok: false, code: 'internal', message: errorMessage(error) };
