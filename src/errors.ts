@@ -58,6 +58,7 @@ export const WIRE_ERRORS = {
   not_found: { status: 404, summary: 'No route, object or capability by that name.' },
   session_not_found: { status: 404, summary: 'The Mcp-Session-Id is unknown or expired.' },
   method_not_allowed: { status: 405, summary: 'The route exists but not for this method.' },
+  not_acceptable: { status: 406, summary: 'GET /mcp was sent without Accept: text/event-stream (it only opens an event stream).' },
   lease_lost: { status: 409, summary: 'This server no longer holds the lease and takes no new sessions.' },
   too_large: { status: 413, summary: 'The body is larger than 1 MiB.' },
   unsupported_media_type: { status: 415, summary: 'A body was sent with a Content-Type other than application/json.' },

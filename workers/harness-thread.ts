@@ -14,9 +14,9 @@ import { log } from '../src/log.js';
 import { BUILTIN_CAPABILITIES } from '../src/registry/builtins.js';
 import { buildRegistry } from '../src/registry/registry.js';
 import { Runtime } from '../src/runtime/runtime.js';
-import { serveRpc } from '../src/threads/rpc.js';
+import { serveRpc, type RpcServed } from '../src/threads/rpc.js';
 import { decodeSnapshot } from '../src/threads/snapshot.js';
-import type { HarnessControl, HarnessStartMessage, HarnessWorkerData } from '../src/threads/types.js';
+import { PROGRESS_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../src/threads/types.js';
 import { yieldToMainThread } from './priority.js';
 
 const data = workerData as HarnessWorkerData;
@@ -36,9 +36,14 @@ const runtime = new Runtime({
 });
 
 let stopped: Promise<void> | null = null;
-const control: HarnessControl = {
-  invoke: (capabilityId, input, caller, depth, call) =>
-    runtime.outcome(capabilityId, input, caller, { ...call, ...(depth === null ? {} : { depth }) }),
+const control: RpcServed<HarnessControl> = {
+  // The call's scope becomes its CallContext: a follow's lines go back as events, a cancel aborts it.
+  invoke: (capabilityId, input, caller, depth, scope) =>
+    runtime.outcome(capabilityId, input, caller, {
+      onProgress: (line) => scope.emit(PROGRESS_STREAM, line),
+      signal: scope.signal,
+      ...(depth === null ? {} : { depth }),
+    }),
   stop() {
     stopped ??= (async () => {
       await harness.stop();
@@ -50,8 +55,8 @@ const control: HarnessControl = {
     return stopped;
   },
 };
-serveRpc(data.mainPort, control);
-serveRpc(data.httpPort, control);
+serveRpc<HarnessControl>(data.mainPort, control);
+serveRpc<HarnessControl>(data.httpPort, control);
 
 let started: HarnessStartMessage;
 try {

@@ -109,7 +109,7 @@ const control: HttpControl = {
     return stopped;
   },
 };
-serveRpc(data.controlPort, control);
+serveRpc<HttpControl>(data.controlPort, control);
 
 const message: HttpStartMessage = server
   ? { type: 'listening', port: server.port, requestedPort: data.port }

@@ -64,7 +64,7 @@ export const spawnSession = defineCapability({
   stability: 'experimental',
   reads: 'harness',
   guidance: 'Spawn one with {tool} {profile, prompt}; every peer of the checkout sees the sessions.',
-  handler: (input, { harness, call }) => harness.spawn(input, call),
+  handler: (input, { harness }, call) => harness.spawn(input, call),
 });
 
 export const sendSession = defineCapability({
@@ -77,7 +77,7 @@ export const sendSession = defineCapability({
   exposure: { mcp: { tool: 'majordomus_session_send' }, http: { method: 'POST', path: '/api/v1/harness/sessions/send' } },
   stability: 'experimental',
   reads: 'harness',
-  handler: (input, { harness, call }) => harness.send(input, call),
+  handler: (input, { harness }, call) => harness.send(input, call),
 });
 
 export const listSessions = defineCapability({
@@ -126,7 +126,7 @@ export const readSession = defineCapability({
   stability: 'experimental',
   reads: 'harness',
   guidance: 'Follow a session live with {tool} {session, wait: true}.',
-  handler: (input, { harness, call }) => harness.read(input, call),
+  handler: (input, { harness }, call) => harness.read(input, call),
 });
 
 export const killSession = defineCapability({

@@ -9,10 +9,9 @@ import { log } from '../log.js';
 import { onExit } from '../runtime/exit-hooks.js';
 import { settings } from '../settings.js';
 import { rpcClient } from '../threads/rpc.js';
+import { harnessCall, HARNESS_CALL_TIMEOUT_MS } from './remote.js';
 import { HARNESS_CONTROL_METHODS, type CallContext, type CallOutcome, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../threads/types.js';
 
-/** A harness call may follow a session for up to an hour (`timeout_seconds` ≤ 3600), plus slack. */
-export const HARNESS_CALL_TIMEOUT_MS = 3_700_000;
 const STOP_TIMEOUT_MS = 30_000;
 
 export interface HarnessThreadOptions {
@@ -74,8 +73,9 @@ export async function startHarnessThread(options: HarnessThreadOptions): Promise
     httpPort: http.port1,
     invoke: async (capabilityId, input, caller, call = {}) => {
       try {
-        return await control.invoke(capabilityId, input, caller, call.depth ?? null, call);
+        return await harnessCall(control, capabilityId, input, caller, call);
       } catch (error) {
+        if (call.signal?.aborted) return { ok: false, code: 'internal', message: 'the call was cancelled' };
         return { ok: false, code: 'internal', message: `the harness thread did not answer: ${errorMessage(error)}` };
       }
     },

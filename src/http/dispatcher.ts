@@ -8,7 +8,7 @@ import { Piscina } from 'piscina';
 import { errorMessage } from '../errors.js';
 import type { CapabilityCatalog } from '../registry/catalog.js';
 import type { RpcClient } from '../threads/rpc.js';
-import type { CallOutcome, HostControl, PoolTask, PoolWorkerData } from '../threads/types.js';
+import { PROGRESS_STREAM, type CallContext, type CallOutcome, type HostControl, type PoolTask, type PoolWorkerData } from '../threads/types.js';
 import { AnswerCache } from './answer-cache.js';
 import { Batcher } from './batcher.js';
 
@@ -62,10 +62,15 @@ export class CallDispatcher {
     this.#answers = options.answerCache ? new AnswerCache({ maxEntries: 1024, maxAnswerChars: 256 * 1024, maxTotalChars: 32 * 1024 * 1024 }) : null;
   }
 
-  async invoke(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
+  /**
+   * Runs a call where its capability's `reads` says. `call` (progress, cancellation) reaches the
+   * handlers that run outside the pool; a pool call is a pure query over the snapshot, quick and
+   * silent, so it has nothing to report and nothing worth stopping.
+   */
+  async invoke(capabilityId: string, input: unknown, caller: string | null, call?: CallContext): Promise<CallOutcome> {
     if (this.#stopping) return { ok: false, code: 'busy', message: 'the server is shutting down' };
     const entry = this.#catalog.byId(capabilityId);
-    if (entry?.reads === 'peers') return this.#onMainThread(capabilityId, input, caller);
+    if (entry?.reads === 'peers') return this.#onMainThread(capabilityId, input, caller, call);
     // A query over the frozen snapshot answers the same for the same input while the server lives.
     if (this.#answers && entry?.kind === 'query') return this.#answers.answer(capabilityId, input, () => this.#inPool(capabilityId, input, null));
     return this.#inPool(capabilityId, input, caller);
@@ -81,10 +86,16 @@ export class CallDispatcher {
     return this.#batches.submit({ capabilityId, input, caller });
   }
 
-  async #onMainThread(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
+  async #onMainThread(capabilityId: string, input: unknown, caller: string | null, call?: CallContext): Promise<CallOutcome> {
     try {
-      return await this.#host.invoke(capabilityId, input, caller);
+      if (call === undefined) return await this.#host.invoke(capabilityId, input, caller);
+      const { onProgress, signal } = call;
+      return await this.#host.callWith('invoke', [capabilityId, input, caller], {
+        ...(onProgress ? { onEvent: (stream: string, data: unknown) => stream === PROGRESS_STREAM && typeof data === 'string' && onProgress(data) } : {}),
+        ...(signal ? { signal } : {}),
+      });
     } catch (error) {
+      if (call?.signal?.aborted) return { ok: false, code: 'internal', message: 'the call was cancelled' };
       return { ok: false, code: 'internal', message: `the main thread did not answer: ${errorMessage(error)}` };
     }
   }

@@ -1,15 +1,23 @@
 /**
- * `/mcp`: the request half of MCP's Streamable HTTP transport. One JSON-RPC message per POST,
- * answered with JSON (never SSE); `initialize` opens a session and issues `Mcp-Session-Id`;
- * DELETE ends it; a session idle for longer than the expiry ends with its peer. The number of
- * open sessions is capped: every session is a peer the others read about.
+ * `/mcp`: MCP's Streamable HTTP transport. One JSON-RPC message per POST; `initialize` opens a
+ * session and issues `Mcp-Session-Id`; DELETE ends it; a session idle for longer than the expiry
+ * ends with its peer. The number of open sessions is capped: every session is a peer the others
+ * read about.
+ *
+ * A POST is answered with JSON — the fast path — unless it is a request that asked for progress
+ * (`_meta.progressToken`) from a client that accepts `text/event-stream`: that one is answered as
+ * an SSE stream carrying its notifications as they come and its response last. A client that
+ * leaves such a stream cancels its request. `GET` opens the session's own stream, where the server
+ * sends what belongs to no request; a second GET replaces the first.
  */
 import { randomUUID } from 'node:crypto';
+import { errorMessage } from '../errors.js';
 import { decodeUtf8, JsonInputError, parseJsonInput } from '../json-input.js';
 import { frameText } from '../mcp/frame.js';
-import type { JsonRpcResponse } from '../mcp/jsonrpc.js';
-import { McpSession, unreadableFrameResponse, type McpBackend } from '../mcp/session.js';
-import { emptyReply, errorReply, jsonReply, type HttpReply } from './reply.js';
+import { errorResponse, isJsonRpcId, RPC, type JsonRpcId, type JsonRpcResponse } from '../mcp/jsonrpc.js';
+import { McpSession, progressTokenOf, unreadableFrameResponse, type McpBackend } from '../mcp/session.js';
+import { emptyReply, errorReply, jsonReply, type HttpReply, type ReplySink, type RouteReply, type StreamedReply } from './reply.js';
+import { sseComment, sseEvent } from './sse.js';
 
 /** What a client told the session cap is full waits before it tries again (seconds). */
 export const BUSY_RETRY_AFTER_SECONDS = 5;
@@ -18,9 +26,16 @@ export const SESSION_HEADER = 'Mcp-Session-Id';
 /** Names the caller's peer id on initialize; a bridge sends it back to keep its identity. */
 export const PEER_HEADER = 'Mcp-Peer-Id';
 
+/** How often an open session stream carries a comment, so nothing on the way thinks it dead. */
+export const KEEP_ALIVE_MS = 15_000;
+
 interface OpenSession {
   session: McpSession;
   lastSeen: number;
+  /** Requests being answered: a session with one under way (a long follow) is not idle. */
+  active: number;
+  /** The session's own stream (GET), while one is open: ends it. */
+  stream: { stop(): void } | null;
 }
 
 export interface McpEndpointOptions {
@@ -33,6 +48,8 @@ export interface McpEndpointOptions {
   /** Called on every request of a session: the peer is alive. */
   touch?: (peerId: string) => void;
   now?: () => number;
+  /** How often the session stream carries a keep-alive comment (ms); `KEEP_ALIVE_MS` by default. */
+  keepAliveMs?: number;
 }
 
 /** A JSON-RPC answer as the body of a 200, written like every other transport writes it. */
@@ -43,6 +60,15 @@ function frameReply(answer: JsonRpcResponse, headers?: HttpReply['headers']): Ht
 function isInitialize(message: unknown): boolean {
   return typeof message === 'object' && message !== null && (message as { method?: unknown }).method === 'initialize';
 }
+
+/** A request (not initialize) whose client asked for progress: it is worth a stream. */
+function wantsProgress(message: unknown): message is { id: JsonRpcId; method: string; params: unknown } {
+  if (typeof message !== 'object' || message === null) return false;
+  const { id, method, params } = message as { id?: unknown; method?: unknown; params?: unknown };
+  return isJsonRpcId(id) && typeof method === 'string' && method !== 'initialize' && progressTokenOf(params) !== undefined;
+}
+
+const sseReply = (start: StreamedReply['start']): StreamedReply => ({ status: 200, contentType: 'text/event-stream', start });
 
 export class McpEndpoint {
   readonly #sessions = new Map<string, OpenSession>();
@@ -66,7 +92,8 @@ export class McpEndpoint {
     return open.session.peerId;
   }
 
-  async post(body: Uint8Array, sessionId: string, peerHint = ''): Promise<HttpReply> {
+  /** `eventStream`: the client accepts `text/event-stream` (its `Accept` lists it). */
+  async post(body: Uint8Array, sessionId: string, peerHint = '', eventStream = false): Promise<RouteReply> {
     let message: unknown;
     try {
       message = parseJsonInput(decodeUtf8(body));
@@ -91,14 +118,15 @@ export class McpEndpoint {
       }
       issued = randomUUID();
       const session = new McpSession(this.#options.backend, peerHint === '' ? {} : { preferredPeerId: peerHint });
-      open = { session, lastSeen: this.#now() };
+      open = { session, lastSeen: this.#now(), active: 0, stream: null };
     } else {
       open = this.#sessions.get(sessionId);
       if (!open) return errorReply('session_not_found', `no session ${sessionId}: it ended or expired`);
       open.lastSeen = this.#now();
       if (open.session.peerId !== null) this.#options.touch?.(open.session.peerId);
+      if (eventStream && wantsProgress(message)) return this.#answerAsStream(open, message);
     }
-    const answer = await open.session.handle(message);
+    const answer = await this.#answer(open, () => open.session.handle(message));
     if (issued !== undefined) {
       // Only a session whose initialize succeeded is kept.
       if (answer?.error !== undefined) {
@@ -118,30 +146,124 @@ export class McpEndpoint {
     return frameReply(answer, headers);
   }
 
+  /**
+   * Sends a notification tied to no request to the sessions of a peer, on their streams (GET);
+   * answers whether any stream took it.
+   */
+  notifyPeer(peerId: string, method: string, params?: Record<string, unknown>): boolean {
+    let sent = false;
+    for (const open of this.#sessions.values()) {
+      if (open.session.peerId === peerId && open.session.notify(method, params)) sent = true;
+    }
+    return sent;
+  }
+
+  /**
+   * `GET /mcp`: the session's own stream (SSE), where the server sends what belongs to no request.
+   * It stays open until the client leaves, a later GET replaces it, or the session ends.
+   */
+  openStream(sessionId: string, eventStream: boolean): RouteReply {
+    if (!eventStream) {
+      return errorReply('not_acceptable', 'GET /mcp opens the session\'s event stream and nothing else: send Accept: text/event-stream');
+    }
+    if (sessionId === '') return errorReply('session_required', 'GET /mcp needs the Mcp-Session-Id header of the session whose stream it opens');
+    const open = this.#sessions.get(sessionId);
+    if (!open) return errorReply('session_not_found', `no session ${sessionId}: it ended or expired`);
+    open.lastSeen = this.#now();
+    return sseReply((sink) => {
+      // The session may have ended between the answer and its head being written.
+      if (this.#sessions.get(sessionId) !== open) return sink.end();
+      this.#attachStream(open, sink);
+    });
+  }
+
   delete(sessionId: string): HttpReply {
     if (sessionId === '') return errorReply('session_required', 'DELETE /mcp needs the Mcp-Session-Id header');
     const open = this.#sessions.get(sessionId);
     if (!open) return errorReply('session_not_found', `no session ${sessionId}: it ended or expired`);
     this.#sessions.delete(sessionId);
-    open.session.close();
+    this.#end(open);
     return emptyReply(204);
   }
 
-  /** Ends sessions idle for longer than the expiry; answers how many ended. */
+  /**
+   * Ends sessions idle for longer than the expiry; answers how many ended. A session with a request
+   * under way or its stream open is not idle: its client is there (a broken loopback connection
+   * closes its stream).
+   */
   expireIdle(): number {
     const limit = this.#now() - this.#options.idleMs;
     let ended = 0;
     for (const [id, open] of this.#sessions) {
-      if (open.lastSeen > limit) continue;
+      if (open.lastSeen > limit || open.active > 0 || open.stream !== null) continue;
       this.#sessions.delete(id);
-      open.session.close();
+      this.#end(open);
       ended += 1;
     }
     return ended;
   }
 
   closeAll(): void {
-    for (const open of this.#sessions.values()) open.session.close();
+    for (const open of this.#sessions.values()) this.#end(open);
     this.#sessions.clear();
+  }
+
+  #end(open: OpenSession): void {
+    open.stream?.stop();
+    open.session.close();
+  }
+
+  /** Runs one message of the session, counting it as activity for as long as it runs. */
+  async #answer<T>(open: OpenSession, run: () => Promise<T>): Promise<T> {
+    open.active += 1;
+    try {
+      return await run();
+    } finally {
+      open.active -= 1;
+      open.lastSeen = this.#now();
+    }
+  }
+
+  /** A request answered as SSE: its notifications as they come, its response last, then the end. */
+  #answerAsStream(open: OpenSession, message: { id: JsonRpcId }): StreamedReply {
+    return sseReply((sink) => {
+      const { id } = message;
+      // MCP: a client that drops the stream of a request cancels that request.
+      const onGone = (): void => void open.session.cancel(id, 'the client closed the stream');
+      sink.signal.addEventListener('abort', onGone, { once: true });
+      this.#answer(open, () => open.session.handle(message, (frame) => sink.write(sseEvent(JSON.stringify(frame)))))
+        .then(
+          (answer) => {
+            if (answer !== undefined) sink.write(sseEvent(frameText(answer)));
+          },
+          (error: unknown) => sink.write(sseEvent(JSON.stringify(errorResponse(id, RPC.internalError, `Internal error: ${errorMessage(error)}`)))),
+        )
+        .finally(() => {
+          sink.signal.removeEventListener('abort', onGone);
+          sink.end();
+        });
+    });
+  }
+
+  #attachStream(open: OpenSession, sink: ReplySink): void {
+    open.stream?.stop(); // one stream per session: the newer wins
+    const detach = open.session.attachStream((frame) => sink.write(sseEvent(JSON.stringify(frame))));
+    const keepAlive = setInterval(() => sink.write(sseComment('keep-alive')), this.#options.keepAliveMs ?? KEEP_ALIVE_MS);
+    keepAlive.unref();
+    const stream = {
+      stop: (): void => {
+        clearInterval(keepAlive);
+        detach();
+        sink.signal.removeEventListener('abort', stream.stop);
+        if (open.stream === stream) {
+          open.stream = null;
+          open.lastSeen = this.#now(); // idle from the moment its client stopped listening
+        }
+        sink.end();
+      },
+    };
+    sink.signal.addEventListener('abort', stream.stop, { once: true });
+    open.stream = stream;
+    sink.write(sseComment('the session stream is open')); // the head goes out now, not with the first event
   }
 }

@@ -132,17 +132,33 @@ function fixedPaths(): Record<string, unknown> {
       },
     },
     '/mcp': {
+      get: {
+        operationId: 'mcp.stream',
+        summary: "Open the session's event stream",
+        description:
+          "MCP Streamable HTTP's server-to-client stream of a session (Accept: text/event-stream): the notifications that belong to no request, as `message` events, and a keep-alive comment every 15 s. A later GET replaces it; DELETE ends it.",
+        tags: ['mcp'],
+        ...NEEDS_TOKEN,
+        parameters: [{ name: 'Mcp-Session-Id', in: 'header', required: true, schema: { type: 'string' } }],
+        responses: {
+          '200': { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+          ...errorResponses(['session_required', 'unauthorized', 'session_not_found', 'not_acceptable', ...COMMON_ERRORS]),
+        },
+      },
       post: {
         operationId: 'mcp.post',
         summary: 'MCP over HTTP',
         description:
-          'One JSON-RPC message per request (JSON responses, never SSE). `initialize` issues the Mcp-Session-Id header; every other request must carry it.',
+          'One JSON-RPC message per request. `initialize` issues the Mcp-Session-Id header; every other request must carry it. The answer is JSON, except for a request carrying `_meta.progressToken` from a client that accepts text/event-stream: that one is answered as an event stream of its progress notifications, its response last.',
         tags: ['mcp'],
         ...NEEDS_TOKEN,
         parameters: [{ name: 'Mcp-Session-Id', in: 'header', required: false, schema: { type: 'string' } }],
         requestBody: { required: true, content: { 'application/json': { schema: JSON_OBJECT } } },
         responses: {
-          '200': { description: 'The JSON-RPC response', content: { 'application/json': { schema: JSON_OBJECT } } },
+          '200': {
+            description: 'The JSON-RPC response, or (a request that asked for progress) an event stream ending with it',
+            content: { 'application/json': { schema: JSON_OBJECT }, 'text/event-stream': { schema: { type: 'string' } } },
+          },
           '202': { description: 'Accepted: the message was a notification' },
           ...errorResponses(['invalid_json', 'session_required', 'unauthorized', 'session_not_found', 'lease_lost', 'too_large', 'unsupported_media_type', ...COMMON_ERRORS]),
         },

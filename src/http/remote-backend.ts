@@ -7,7 +7,7 @@ import type { LayerView } from '../layer/view.js';
 import type { McpBackend } from '../mcp/session.js';
 import type { ToolTable } from '../mcp/projection.js';
 import type { RpcClient } from '../threads/rpc.js';
-import type { CallOutcome, HostControl } from '../threads/types.js';
+import type { CallContext, CallOutcome, HostControl } from '../threads/types.js';
 import type { CallDispatcher } from './dispatcher.js';
 
 /** A peer's liveness is sent to the main thread at most this often. */
@@ -32,8 +32,8 @@ export class RemoteMcpBackend implements McpBackend {
     this.#options = options;
   }
 
-  invoke(capabilityId: string, args: unknown, caller: string | null): Promise<CallOutcome> {
-    return this.#options.dispatcher.invoke(capabilityId, args, caller);
+  invoke(capabilityId: string, args: unknown, caller: string | null, call?: CallContext): Promise<CallOutcome> {
+    return this.#options.dispatcher.invoke(capabilityId, args, caller, call);
   }
 
   objects(): ReturnType<McpBackend['objects']> {

@@ -1,11 +1,39 @@
-/** What a route answers, before any server library writes it. */
+/** What a route answers, before any server library writes it: a whole body, or a stream. */
 import { wireErrorBody, type WireErrorCode, WIRE_ERRORS } from '../errors.js';
 
+/** A reply whose body is known whole (written with its Content-Length). */
 export interface HttpReply {
   status: number;
   contentType?: string;
   headers?: ReadonlyArray<readonly [string, string]>;
   body: string | Uint8Array;
+}
+
+/** Where a streamed reply writes its body. */
+export interface ReplySink {
+  /** Writes one piece at once (one whole SSE event); dropped once the reply ended or the client left. */
+  write(text: string): void;
+  /** Ends the reply. Safe to call twice. */
+  end(): void;
+  /** Aborts when the client goes away before the reply ended. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * A reply written in pieces as they become ready (a `text/event-stream`): the server library
+ * writes the head, then calls `start`, which writes through the sink until it ends it.
+ */
+export interface StreamedReply {
+  status: number;
+  contentType: string;
+  headers?: ReadonlyArray<readonly [string, string]>;
+  start(sink: ReplySink): void;
+}
+
+export type RouteReply = HttpReply | StreamedReply;
+
+export function isStreamed(reply: RouteReply): reply is StreamedReply {
+  return 'start' in reply;
 }
 
 export function jsonReply(status: number, value: unknown, headers?: HttpReply['headers']): HttpReply {

@@ -9,7 +9,8 @@ import type { CallOutcome } from '../threads/types.js';
 import { bearerMatches, type HostGuard } from './guard.js';
 import type { McpEndpoint } from './mcp-endpoint.js';
 import { inputFromQuery } from './query.js';
-import { errorReply, jsonReply, type HttpReply } from './reply.js';
+import { errorReply, jsonReply, type HttpReply, type RouteReply } from './reply.js';
+import { acceptsEventStream } from './sse.js';
 import type { StaticAsset } from './swagger.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -25,6 +26,8 @@ export interface HttpRequest {
   authorization: string;
   /** The `Content-Type` header, or ''. */
   contentType: string;
+  /** The `Accept` header, or '' (`/mcp` streams only to a client that accepts `text/event-stream`). */
+  accept: string;
   sessionId: string;
   /** `Mcp-Peer-Id` on initialize: the peer id this client had before a takeover. */
   peerHint: string;
@@ -48,7 +51,7 @@ export interface RouterServices {
   baseUrl(): string;
 }
 
-export type Router = (request: HttpRequest) => Promise<HttpReply>;
+export type Router = (request: HttpRequest) => Promise<RouteReply>;
 
 function outcomeReply(outcome: CallOutcome): HttpReply {
   return outcome.ok ? { status: 200, contentType: 'application/json', body: outcome.json } : errorReply(outcome.code, outcome.message);
@@ -131,20 +134,25 @@ export function createRouter(services: RouterServices): Router {
   /** On a loopback bind the layer's read-only surface stays open; elsewhere everything needs the token. */
   const openWithoutToken = (): boolean => services.guard.loopbackOnly;
 
-  async function route(request: HttpRequest): Promise<HttpReply> {
+  async function route(request: HttpRequest): Promise<RouteReply> {
     const refusal = services.guard.refusal(request.host, request.origin);
     if (refusal !== null) return errorReply('forbidden', refusal);
     const { path, method } = request;
 
     if (path === '/mcp') {
-      const wrongMethod = allowOnly(['POST', 'DELETE'], method, ': this server sends no stream; POST JSON-RPC, DELETE to end');
+      const wrongMethod = allowOnly(
+        ['GET', 'POST', 'DELETE'],
+        method,
+        ': POST a JSON-RPC message, GET (Accept: text/event-stream) to open the session\'s stream, DELETE to end the session',
+      );
       if (wrongMethod) return wrongMethod;
       if (!authorized(request)) return unauthorized();
       if (method === 'DELETE') return services.mcp.delete(request.sessionId);
+      if (method === 'GET') return services.mcp.openStream(request.sessionId, acceptsEventStream(request.accept));
       if (!isJsonMediaType(request.contentType)) {
         return errorReply('unsupported_media_type', `POST /mcp takes application/json, not ${JSON.stringify(request.contentType || 'no Content-Type')}`);
       }
-      return services.mcp.post(request.body, request.sessionId, request.peerHint);
+      return services.mcp.post(request.body, request.sessionId, request.peerHint, acceptsEventStream(request.accept));
     }
     const methods = routes.get(path);
     if (methods) {

@@ -10,9 +10,9 @@ import { log } from '../log.js';
 import { onExit } from '../runtime/exit-hooks.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { settings } from '../settings.js';
-import { rpcClient, serveRpc } from '../threads/rpc.js';
+import { rpcClient, serveRpc, type RpcServed } from '../threads/rpc.js';
 import { encodeSnapshot } from '../threads/snapshot.js';
-import { HTTP_CONTROL_METHODS, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../threads/types.js';
+import { HTTP_CONTROL_METHODS, PROGRESS_STREAM, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../threads/types.js';
 import { VERSION } from '../version.js';
 
 /** Control calls are quick; stopping the thread may take a while on a loaded machine. */
@@ -46,9 +46,11 @@ export interface HttpThread {
   stop(): Promise<void>;
 }
 
-function hostControl(runtime: Runtime): HostControl {
+function hostControl(runtime: Runtime): RpcServed<HostControl> {
   return {
-    invoke: async (capabilityId, input, caller) => runtime.outcome(capabilityId, input, caller),
+    // The call's scope becomes its CallContext: progress goes back as events, a cancel aborts it.
+    invoke: async (capabilityId, input, caller, scope) =>
+      runtime.outcome(capabilityId, input, caller, { onProgress: (message) => scope.emit(PROGRESS_STREAM, message), signal: scope.signal }),
     join: async (client, preferred) => {
       const joined = runtime.joinWithInstructions(client, 'http', preferred ?? undefined);
       return { ...joined, peers: runtime.board?.size ?? 0 };
@@ -71,7 +73,7 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
   const snapshot = options.snapshot ?? snapshotOf(runtime);
   const hostChannel = new MessageChannel();
   const controlChannel = new MessageChannel();
-  serveRpc(hostChannel.port1, hostControl(runtime));
+  serveRpc<HostControl>(hostChannel.port1, hostControl(runtime));
   const config = settings();
   const workerData: HttpWorkerData = {
     snapshot,

@@ -1,12 +1,15 @@
 /**
  * The uWebSockets.js adapter: reads a request (headers, then a bounded body), hands it to the
- * router as a plain `HttpRequest`, and writes the `HttpReply` back. Nothing else here knows uWS.
+ * router as a plain `HttpRequest`, and writes the reply back — whole, or as a stream whose pieces
+ * are written as they come (SSE), each under cork, until the route ends it or the client goes
+ * away (`onAborted`: nothing touches the response after that). Nothing else here knows uWS.
  * It runs in the HTTP thread only; the app must be closed before that thread ends (a uWS app left
  * open in an ending thread aborts the process).
  */
 import uWS from '@trufflesuite/uws-js-unofficial';
 import { errorMessage } from '../errors.js';
-import { errorReply, type HttpReply } from './reply.js';
+import { log } from '../log.js';
+import { errorReply, isStreamed, type HttpReply, type ReplySink, type RouteReply, type StreamedReply } from './reply.js';
 import { MAX_BODY_BYTES, type HttpRequest } from './router.js';
 
 /** An oversized body is drained up to this much before the connection is cut. */
@@ -21,6 +24,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: '403 Forbidden',
   404: '404 Not Found',
   405: '405 Method Not Allowed',
+  406: '406 Not Acceptable',
   409: '409 Conflict',
   413: '413 Payload Too Large',
   415: '415 Unsupported Media Type',
@@ -34,7 +38,7 @@ export interface UwsServerOptions {
   port: number;
   /** Try a free port when `port` is taken. */
   fallbackToFreePort: boolean;
-  handle(request: HttpRequest): Promise<HttpReply>;
+  handle(request: HttpRequest): Promise<RouteReply>;
 }
 
 export type UwsStart = { ok: true; server: UwsServer } | { ok: false; reason: string };
@@ -49,11 +53,15 @@ interface UwsApp {
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 const EMPTY = new Uint8Array(0);
 
-function write(res: uWS.HttpResponse, reply: HttpReply, head: boolean, closeConnection: boolean): void {
+function writeHead(res: uWS.HttpResponse, reply: RouteReply): void {
   res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
   res.writeHeader('Cache-Control', 'no-store');
   if (reply.contentType) res.writeHeader('Content-Type', reply.contentType);
   for (const [name, value] of reply.headers ?? []) res.writeHeader(name, value);
+}
+
+function write(res: uWS.HttpResponse, reply: HttpReply, head: boolean, closeConnection: boolean): void {
+  writeHead(res, reply);
   // `endWithoutBody` is called without arguments: with a reported length uWS keeps the connection
   // waiting for a body that never comes (the next request on it gets EOF), and an explicit
   // `undefined` is taken as a length.
@@ -128,18 +136,26 @@ function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, handle: UwsServerOpt
     origin: req.getHeader('origin'),
     authorization: req.getHeader('authorization'),
     contentType: req.getHeader('content-type'),
+    accept: req.getHeader('accept'),
     sessionId: req.getHeader('mcp-session-id'),
     peerHint: req.getHeader('mcp-peer-id'),
     body: EMPTY,
   };
   const declared = req.getHeader('content-length');
   let answered = false;
+  /** Set while a stream is being written: tells it the client has gone. */
+  let onGone: (() => void) | null = null;
   res.onAborted(() => {
     answered = true;
+    onGone?.();
   });
-  const respond = (reply: HttpReply, closeConnection = false): void => {
+  const respond = (reply: RouteReply, closeConnection = false): void => {
     if (answered) return;
     answered = true;
+    if (isStreamed(reply)) {
+      onGone = stream(res, reply, head);
+      return;
+    }
     res.cork(() => write(res, reply, head, closeConnection));
   };
   const dispatch = (): void => {
@@ -176,4 +192,41 @@ function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, handle: UwsServerOpt
       dispatch();
     }
   });
+}
+
+/**
+ * Writes a streamed reply: the head now, then each piece the route writes (chunked, since no
+ * length is known), until the route ends it. Answers what to call when the client goes away:
+ * from then on the response is never touched (uWS forbids it) and the route's signal aborts.
+ */
+function stream(res: uWS.HttpResponse, reply: StreamedReply, head: boolean): () => void {
+  const gone = new AbortController();
+  let ended = false;
+  res.cork(() => {
+    writeHead(res, reply);
+    if (head) res.endWithoutBody(); // HEAD: the head alone, and nothing is started
+  });
+  if (head) return () => undefined;
+  const sink: ReplySink = {
+    write(text) {
+      if (!ended) res.cork(() => res.write(text));
+    },
+    end() {
+      if (ended) return;
+      ended = true;
+      res.cork(() => res.end());
+    },
+    signal: gone.signal,
+  };
+  try {
+    reply.start(sink);
+  } catch (error) {
+    // A route that fails to start its stream ends it: the client sees it end, never a hang.
+    log.error(`a stream failed to start: ${errorMessage(error)}`);
+    sink.end();
+  }
+  return () => {
+    ended = true;
+    gone.abort();
+  };
 }

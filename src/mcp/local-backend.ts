@@ -10,7 +10,7 @@ export function localBackend(runtime: Runtime, transport: 'stdio' | 'http'): Mcp
   const tools = toolTable(runtime.registry.catalog);
   return {
     tools,
-    invoke: (capabilityId, args, caller) => runtime.outcome(capabilityId, args, caller),
+    invoke: (capabilityId, args, caller, call) => runtime.outcome(capabilityId, args, caller, call),
     objects: () => runtime.layer.index.objects,
     object: (uri) => runtime.layer.get(uri),
     join: async (client, preferred) => runtime.joinWithInstructions(client, transport, preferred ?? undefined),

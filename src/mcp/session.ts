@@ -2,6 +2,13 @@
  * One MCP session, independent of its transport. The stdio loop and the HTTP `/mcp` endpoint both
  * hand it parsed JSON-RPC messages and write back what it answers, so a client gets the same bytes
  * over either.
+ *
+ * Requests run concurrently. A tool call is tracked by its id while it runs: a
+ * `notifications/cancelled` naming it (or `close()`) aborts its signal, and a cancelled request is
+ * not answered (MCP: the receiver should not respond). A tool call whose `_meta.progressToken` the
+ * client set, handled with a notification sink, reports its progress as `notifications/progress`
+ * on that sink. Notifications tied to no request go to the session's stream, when a transport has
+ * attached one (stdout on stdio, the `GET /mcp` stream over HTTP).
  */
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage } from '../errors.js';
@@ -9,19 +16,24 @@ import { JsonInputError, parseJsonInput } from '../json-input.js';
 import type { LayerObject } from '../layer/types.js';
 import type { PeerClient } from '../peers/board.js';
 import { cleanClient } from '../peers/schema.js';
-import type { CallOutcome } from '../threads/types.js';
+import type { CallContext, CallOutcome } from '../threads/types.js';
 import { VERSION } from '../version.js';
 import { frameText, ToolResult } from './frame.js';
-import { errorResponse, isJsonRpcId, RPC, type JsonRpcResponse } from './jsonrpc.js';
+import { errorResponse, isJsonRpcId, RPC, type JsonRpcId, type JsonRpcNotification, type JsonRpcResponse } from './jsonrpc.js';
 import { resourceOf, type McpResource, type ToolTable } from './projection.js';
 
 const RESOURCE_PAGE = 500;
+/** The signal of a request that cannot be cancelled. */
+const NEVER_ABORTED = new AbortController().signal;
 
 /** What a session needs from the process that hosts it. */
 export interface McpBackend {
   readonly tools: ToolTable;
-  /** Validates and runs a capability; a refusal is an outcome, never a throw. */
-  invoke(capabilityId: string, args: unknown, caller: string | null): Promise<CallOutcome>;
+  /**
+   * Validates and runs a capability; a refusal is an outcome, never a throw. `call` carries the
+   * caller's progress sink and cancellation to wherever the handler runs.
+   */
+  invoke(capabilityId: string, args: unknown, caller: string | null, call?: CallContext): Promise<CallOutcome>;
   objects(): readonly LayerObject[];
   object(uri: string): LayerObject | undefined;
   /** Adds the peer; answers its id and its `initialize` instructions (one trip where that costs one). */
@@ -37,6 +49,35 @@ export function unreadableFrameResponse(error: JsonInputError): JsonRpcResponse 
     return errorResponse(isJsonRpcId(id) ? id : null, isJsonRpcId(id) ? RPC.invalidParams : RPC.invalidRequest, `Invalid params: ${error.message}`);
   }
   return errorResponse(null, RPC.parseError, `Parse error: ${error.message}`);
+}
+
+/** Where a session writes a notification: one request's stream, or the session's own. */
+export type NotificationSink = (frame: JsonRpcNotification) => void;
+
+/** What a request is handled with besides its params. */
+interface RequestScope {
+  signal: AbortSignal;
+  notify: NotificationSink | undefined;
+}
+
+/** `_meta.progressToken` of a request's params, when the client asked for progress. */
+export function progressTokenOf(params: unknown): JsonRpcId | undefined {
+  if (!isObject(params) || !isObject(params._meta)) return undefined;
+  const token = params._meta.progressToken;
+  return isJsonRpcId(token) ? token : undefined;
+}
+
+/** Settles with `work`, or with `undefined` as soon as `signal` aborts (the work goes on unheard). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.resolve(undefined);
+  }
+  return new Promise<T | undefined>((resolve, reject) => {
+    const onAbort = (): void => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 class RpcError extends Error {
@@ -69,6 +110,9 @@ export class McpSession {
   #protocolVersion: string | null = null;
   #closed = false;
   readonly #preferredPeerId: string | undefined;
+  /** Tool calls under way, by request id: what cancels each. */
+  readonly #inFlight = new Map<JsonRpcId, AbortController>();
+  #stream: NotificationSink | null = null;
 
   /** `preferredPeerId`: the identity this client had on a server that is gone (see PeerBoard.join). */
   constructor(backend: McpBackend, options: { preferredPeerId?: string } = {}) {
@@ -84,14 +128,50 @@ export class McpSession {
     return this.#protocolVersion;
   }
 
-  /** One frame in, the answering frame out (a stdio `FrameHandler`); the same bytes on every transport. */
-  async handleLine(line: string): Promise<string | undefined> {
-    const answer = await this.handleText(line);
+  /**
+   * One frame in, the answering frame out (a stdio `FrameHandler`); the same bytes on every
+   * transport. `notify` writes the request's notifications (its progress) before the answer.
+   */
+  async handleLine(line: string, notify?: (frame: string) => void): Promise<string | undefined> {
+    const answer = await this.handleText(line, notify && ((frame) => notify(JSON.stringify(frame))));
     return answer === undefined ? undefined : frameText(answer);
   }
 
+  /** The stdio form of `attachStream`: the session's own notifications written as frames. */
+  streamTo(write: (frame: string) => void): void {
+    this.attachStream((frame) => write(JSON.stringify(frame)));
+  }
+
+  /**
+   * Attaches the session's server-to-client stream (replacing any other); answers a detach that
+   * only detaches this sink.
+   */
+  attachStream(sink: NotificationSink): () => void {
+    this.#stream = sink;
+    return () => {
+      if (this.#stream === sink) this.#stream = null;
+    };
+  }
+
+  /** Sends a notification tied to no request on the session's stream; false when none is attached. */
+  notify(method: string, params?: Record<string, unknown>): boolean {
+    const sink = this.#stream;
+    if (sink === null || this.#closed) return false;
+    sink(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params });
+    return true;
+  }
+
+  /** Cancels a tool call under way (its signal aborts, it gets no answer); false when none has that id. */
+  cancel(requestId: JsonRpcId, reason = 'the client cancelled the request'): boolean {
+    const controller = this.#inFlight.get(requestId);
+    if (!controller) return false;
+    this.#inFlight.delete(requestId);
+    controller.abort(new Error(reason));
+    return true;
+  }
+
   /** Parses one frame's text and answers it; malformed or too deep JSON is answered and the session goes on. */
-  async handleText(text: string): Promise<JsonRpcResponse | undefined> {
+  async handleText(text: string, notify?: NotificationSink): Promise<JsonRpcResponse | undefined> {
     let message: unknown;
     try {
       message = parseJsonInput(text);
@@ -99,11 +179,14 @@ export class McpSession {
       if (error instanceof JsonInputError) return unreadableFrameResponse(error);
       throw error;
     }
-    return this.handle(message);
+    return this.handle(message, notify);
   }
 
-  /** Answers one JSON-RPC message; notifications and responses get no answer. */
-  async handle(message: unknown): Promise<JsonRpcResponse | undefined> {
+  /**
+   * Answers one JSON-RPC message; notifications, responses and cancelled requests get no answer.
+   * `notify` receives the request's own notifications (progress) while it runs.
+   */
+  async handle(message: unknown, notify?: NotificationSink): Promise<JsonRpcResponse | undefined> {
     if (!isObject(message) || message.jsonrpc !== '2.0') {
       const id = isObject(message) && isJsonRpcId(message.id) ? message.id : null;
       return errorResponse(id, RPC.invalidRequest, 'Invalid Request: expected a JSON-RPC 2.0 object');
@@ -114,27 +197,44 @@ export class McpSession {
       if ('result' in message || 'error' in message) return undefined;
       return errorResponse(isJsonRpcId(id) ? id : null, RPC.invalidRequest, 'Invalid Request: method must be a string');
     }
-    // Notifications (initialized, cancelled, roots/list_changed…) carry nothing this server acts on.
-    if (id === undefined) return undefined;
+    if (id === undefined) {
+      // Of the notifications (initialized, cancelled, roots/list_changed…) only a cancellation acts.
+      if (method === 'notifications/cancelled' && isObject(message.params) && isJsonRpcId(message.params.requestId)) {
+        const { reason } = message.params;
+        this.cancel(message.params.requestId, typeof reason === 'string' && reason !== '' ? reason : undefined);
+      }
+      return undefined;
+    }
     if (!isJsonRpcId(id)) return errorResponse(null, RPC.invalidRequest, 'Invalid Request: id must be a string or number');
     const params = message.params === undefined ? {} : message.params;
     if (!isObject(params)) return errorResponse(id, RPC.invalidParams, 'Invalid params: params must be an object');
+    // Only a tool call runs long enough to be worth cancelling; the rest answer at once.
+    const controller = method === 'tools/call' ? new AbortController() : null;
+    if (controller) this.#inFlight.set(id, controller);
     try {
-      return { jsonrpc: '2.0', id, result: await this.#request(method, params) };
+      const work = this.#request(method, params, { signal: controller?.signal ?? NEVER_ABORTED, notify });
+      const result = controller ? await untilAborted(work, controller.signal) : await work;
+      if (controller?.signal.aborted) return undefined;
+      return { jsonrpc: '2.0', id, result };
     } catch (error) {
+      if (controller?.signal.aborted) return undefined;
       if (error instanceof RpcError) return errorResponse(id, error.code, error.message);
       return errorResponse(id, RPC.internalError, `Internal error: ${errorMessage(error)}`);
+    } finally {
+      if (controller && this.#inFlight.get(id) === controller) this.#inFlight.delete(id);
     }
   }
 
-  /** Ends the session: the peer leaves the board. Safe to call twice. */
+  /** Ends the session: calls under way are cancelled, the stream detached, the peer leaves the board. Safe to call twice. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#stream = null;
+    for (const id of [...this.#inFlight.keys()]) this.cancel(id, 'the session ended');
     if (this.#peerId !== null) this.#backend.leave(this.#peerId);
   }
 
-  async #request(method: string, params: Record<string, unknown>): Promise<unknown> {
+  async #request(method: string, params: Record<string, unknown>, scope: RequestScope): Promise<unknown> {
     switch (method) {
       case 'initialize':
         return this.#initialize(params);
@@ -143,7 +243,7 @@ export class McpSession {
       case 'tools/list':
         return { tools: this.#backend.tools.tools };
       case 'tools/call':
-        return this.#callTool(params);
+        return this.#callTool(params, scope);
       case 'resources/list':
         return this.#listResources(params);
       case 'resources/templates/list':
@@ -184,13 +284,31 @@ export class McpSession {
     };
   }
 
-  async #callTool(params: Record<string, unknown>): Promise<unknown> {
+  async #callTool(params: Record<string, unknown>, scope: RequestScope): Promise<unknown> {
     const { name } = params;
     if (typeof name !== 'string') throw new RpcError(RPC.invalidParams, 'Invalid params: tools/call needs a name');
     const capabilityId = this.#backend.tools.capabilityOf(name);
     if (capabilityId === undefined) throw new RpcError(RPC.invalidParams, `Unknown tool: ${name}`);
     const args = params.arguments === undefined ? {} : params.arguments;
-    const outcome = await this.#backend.invoke(capabilityId, args, this.#peerId);
+    const { signal, notify } = scope;
+    const progressToken = progressTokenOf(params);
+    let ended = false;
+    const call: CallContext = { signal };
+    if (progressToken !== undefined && notify !== undefined) {
+      let progress = 0;
+      // MCP: progress only while the request is active, and increasing with every notification.
+      call.onProgress = (message) => {
+        if (ended || signal.aborted) return;
+        progress += 1;
+        notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress, message } });
+      };
+    }
+    let outcome: CallOutcome;
+    try {
+      outcome = await this.#backend.invoke(capabilityId, args, this.#peerId, call);
+    } finally {
+      ended = true;
+    }
     if (outcome.ok) return new ToolResult(outcome.json);
     if (outcome.code === 'invalid_input') throw new RpcError(RPC.invalidParams, `Invalid arguments for tool ${name}: ${outcome.message}`);
     return { content: [{ type: 'text', text: `${outcome.code}: ${outcome.message}` }], isError: true };

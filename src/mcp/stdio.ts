@@ -1,8 +1,11 @@
 /**
  * MCP over stdio: newline-delimited JSON-RPC on stdin/stdout. stdout carries protocol frames and
- * nothing else. Frames are answered in order. A frame longer than `MAX_FRAME_BYTES` is answered
- * with an error and skipped without being held in memory. EOF or a broken stdout pipe ends the
- * session; answers still being computed then get a short grace, never an unbounded wait.
+ * nothing else. Each frame is handled as soon as it arrives — a tool call that follows an agent
+ * for minutes must not hold up the client's other requests, nor the `notifications/cancelled`
+ * that stops it — and every answer or notification is written, one whole frame per write, as soon
+ * as it is ready. A frame longer than `MAX_FRAME_BYTES` is answered with an error and skipped
+ * without being held in memory. EOF or a broken stdout pipe ends the session; answers still being
+ * computed then get a short grace, never an unbounded wait.
  */
 import type { Readable, Writable } from 'node:stream';
 import { log } from '../log.js';
@@ -13,9 +16,15 @@ export const MAX_FRAME_BYTES = 1024 * 1024;
 /** After EOF, answers in progress may take this long before the session ends anyway. */
 export const EOF_GRACE_MS = 5_000;
 
-/** Answers one frame's text with the frame to write back, if any. */
+/** What serves the frames of one stdio client. */
 export interface FrameHandler {
-  handleLine(line: string): Promise<string | undefined>;
+  /**
+   * Answers one frame's text with the frame to write back, if any. `notify` writes a frame at
+   * once: the notifications a request sends before its answer (its progress).
+   */
+  handleLine(line: string, notify: (frame: string) => void): Promise<string | undefined>;
+  /** Takes the writer of the frames the server sends on its own (notifications tied to no request). */
+  streamTo?(write: (frame: string) => void): void;
 }
 
 /**
@@ -98,9 +107,14 @@ class LineReader {
 export function serveStdio(handler: FrameHandler, input: Readable, output: Writable): Promise<void> {
   return new Promise((resolve) => {
     let ended = false;
-    let queue = Promise.resolve();
+    /** Frames being handled; EOF waits for them (bounded by the grace). */
+    const pending = new Set<Promise<void>>();
     const write = (frame: string): void => {
       if (!output.destroyed) output.write(`${frame}\n`);
+    };
+    const track = (task: Promise<void>): void => {
+      pending.add(task);
+      void task.then(() => pending.delete(task));
     };
     const finish = (): void => {
       if (ended) return;
@@ -108,34 +122,37 @@ export function serveStdio(handler: FrameHandler, input: Readable, output: Writa
       input.off('data', onData);
       const grace = setTimeout(resolve, EOF_GRACE_MS);
       grace.unref();
-      void queue.then(() => {
+      void Promise.all(pending).then(() => {
         clearTimeout(grace);
         resolve();
       });
     };
     const reader = new LineReader(
       (line) => {
-        queue = queue
-          .then(async () => {
-            if (ended && output.destroyed) return;
-            const frame = await handler.handleLine(line);
-            if (frame !== undefined) write(frame);
-          })
-          // A handler that throws is answered -32603 (never silence), and the lines after it go on.
-          .catch((error: unknown) => {
-            const why = error instanceof Error ? error.message : String(error);
-            log.error(`a stdio frame failed: ${why}`);
-            const frame = errorFrameFor(line, RPC.internalError, `Internal error: ${why}`);
-            if (frame !== undefined) write(frame);
-          });
+        track(
+          Promise.resolve()
+            .then(() => handler.handleLine(line, write))
+            .then((frame) => {
+              if (frame !== undefined) write(frame);
+            })
+            // A handler that throws is answered -32603 (never silence), and the other lines go on.
+            .catch((error: unknown) => {
+              const why = error instanceof Error ? error.message : String(error);
+              log.error(`a stdio frame failed: ${why}`);
+              const frame = errorFrameFor(line, RPC.internalError, `Internal error: ${why}`);
+              if (frame !== undefined) write(frame);
+            }),
+        );
       },
       (id, bytes) => {
         log.warn(`refused a ${bytes}-byte stdio frame (the limit is ${MAX_FRAME_BYTES})`);
-        queue = queue.then(() =>
-          write(JSON.stringify(errorResponse(id, RPC.invalidRequest, `Invalid Request: the message is ${bytes} bytes, over the ${MAX_FRAME_BYTES}-byte limit`))),
-        );
+        write(JSON.stringify(errorResponse(id, RPC.invalidRequest, `Invalid Request: the message is ${bytes} bytes, over the ${MAX_FRAME_BYTES}-byte limit`)));
       },
     );
+    // What the server says on its own is for a client that is still there.
+    handler.streamTo?.((frame) => {
+      if (!ended) write(frame);
+    });
     const onData = (chunk: Buffer | string): void => reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
     output.on('error', (error: NodeJS.ErrnoException) => {
       log.debug(`stdout closed (${error.code ?? error.message}); ending the session`);

@@ -39,8 +39,7 @@ export interface ContextByReads {
   registry: { catalog: CapabilityCatalog };
   layer: { catalog: CapabilityCatalog; layer: LayerView };
   peers: { peers: PeerAccess; caller: string | null };
-  /** `call`: the caller's follow sink, cancellation and delegation depth. */
-  harness: { harness: HarnessAccess; caller: string | null; call: CallContext };
+  harness: { harness: HarnessAccess; caller: string | null };
 }
 
 export type CapabilityContext = ContextByReads[CapabilityReads];
@@ -65,7 +64,11 @@ export interface CapabilityDescriptor<
    * `{tool}` stands for its MCP tool name. The instructions never name a tool any other way.
    */
   guidance?: string;
-  handler?: (input: z.output<I>, context: ContextByReads[R]) => z.input<O> | Promise<z.input<O>>;
+  /**
+   * `call` is what the caller lends this one call: progress to report (`onProgress`) and a signal
+   * that aborts when the caller cancels. Always given (empty when the caller lends nothing).
+   */
+  handler?: (input: z.output<I>, context: ContextByReads[R], call: CallContext) => z.input<O> | Promise<z.input<O>>;
 }
 
 /** Declares a capability with its types checked against its schemas. */

@@ -6,6 +6,7 @@ import { CapabilityError, MajordomusError } from '../errors.js';
 import { catalogEntry, catalogFrom, type CapabilityCatalog } from './catalog.js';
 import { registryViolations } from './checks.js';
 import type { CapabilityDescriptor, ContextByReads } from './descriptor.js';
+import type { CallContext } from '../threads/types.js';
 
 export interface Registry {
   readonly descriptors: readonly CapabilityDescriptor[];
@@ -58,6 +59,8 @@ export function parseInput(descriptor: CapabilityDescriptor, input: unknown): un
   return parsed.data;
 }
 
+const NO_CALL_CONTEXT: CallContext = Object.freeze({});
+
 export interface ExecuteOptions {
   /**
    * `MAJORDOMUS_FAULT`'s capability id: that capability throws an unexpected error instead of
@@ -65,6 +68,8 @@ export interface ExecuteOptions {
    * runs a capability, so each one's answer to an internal failure can be tested.
    */
   fault?: string | null;
+  /** What the caller lends this call (progress, cancellation); the handler gets `{}` without one. */
+  call?: CallContext;
 }
 
 /**
@@ -79,6 +84,6 @@ export async function execute(
 ): Promise<unknown> {
   if (!descriptor.handler) throw new CapabilityError('not_found', `${descriptor.id} is a resource, not executable`);
   if (descriptor.id === options.fault) throw new Error(`${descriptor.id} failed on purpose (MAJORDOMUS_FAULT)`);
-  const answer = await descriptor.handler(input as never, context as never);
+  const answer = await descriptor.handler(input as never, context as never, options.call ?? NO_CALL_CONTEXT);
   return descriptor.output.parse(answer);
 }

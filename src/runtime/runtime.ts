@@ -47,13 +47,16 @@ export class Runtime {
     this.#url = options.url;
   }
 
-  /** Validates the input and runs the capability with the context its `reads` asks for. */
+  /**
+   * Validates the input and runs the capability with the context its `reads` asks for; `call` is
+   * handed to the handler as it is (progress, cancellation).
+   */
   async invoke(capabilityId: string, args: unknown, caller: string | null, call: CallContext = {}): Promise<unknown> {
     const descriptor = this.registry.byId(capabilityId);
     if (!descriptor) throw new CapabilityError('not_found', `no capability ${capabilityId}`);
     const input = parseInput(descriptor, args);
     if (caller !== null) this.board?.touch(caller);
-    return execute(descriptor, input, this.#context(descriptor.reads, caller, call), { fault: this.#faultCapability });
+    return execute(descriptor, input, this.#context(descriptor.reads, caller), { fault: this.#faultCapability, call });
   }
 
   join(client: PeerClient, transport: 'stdio' | 'http', preferredPeerId?: string): string {
@@ -101,7 +104,7 @@ export class Runtime {
     });
   }
 
-  #context(reads: keyof ContextByReads, caller: string | null, call: CallContext): ContextByReads[keyof ContextByReads] {
+  #context(reads: keyof ContextByReads, caller: string | null): ContextByReads[keyof ContextByReads] {
     switch (reads) {
       case 'registry':
         return { catalog: this.registry.catalog };
@@ -110,7 +113,7 @@ export class Runtime {
       case 'peers':
         return { peers: this.#board(), caller };
       case 'harness':
-        if (this.#harness) return { harness: this.#harness, caller, call };
+        if (this.#harness) return { harness: this.#harness, caller };
         throw new CapabilityError('refused', 'the harness runs in the checkout\'s shared server; this client is served alone (--standalone, or the lease is unavailable), so it cannot start or read agent sessions');
     }
   }

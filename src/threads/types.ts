@@ -14,11 +14,16 @@ import type { PeerClient } from '../peers/board.js';
 export type CallOutcome = { ok: true; json: string } | { ok: false; code: WireErrorCode; message: string };
 
 /**
- * What a call carries beside its input, on the paths that stream: each new line of a follow
- * (an MCP progress notification), the caller's cancellation, and its delegation depth.
+ * What a caller lends one capability call beside its input: where the call's progress goes (an
+ * MCP `notifications/progress` for a caller that asked for it) and when to stop (the caller
+ * cancelled or went away). Both are optional: most calls neither stream nor outlive their caller.
+ * It holds functions, so it never crosses a thread as it is: the RPC carries progress as events and
+ * the abort as a cancel message (src/threads/rpc.ts).
  */
 export interface CallContext {
+  /** One line of progress for the caller, in order; ignored once the call has ended. */
   onProgress?: (message: string) => void;
+  /** Aborted when the caller cancels the call or goes away; a long handler stops when it fires. */
   signal?: AbortSignal;
   /** The caller's `MAJORDOMUS_SPAWN_DEPTH` (a bridge reports its own); absent: the server's. */
   depth?: number;
@@ -73,7 +78,11 @@ export type HttpStartMessage =
 
 /** What the main thread offers the HTTP thread (src/threads/rpc.ts). */
 export interface HostControl {
-  /** Runs a capability that reads the peer board. */
+  /**
+   * Runs a capability in the main thread. Called with `callWith` when the caller lends a
+   * `CallContext`: progress comes back as events of the stream `progress` (each a string), and
+   * cancelling the call aborts the handler's signal.
+   */
   invoke(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome>;
   /**
    * Answers the peer count too (the HTTP thread's copy is current when `initialize` answers) and
@@ -92,6 +101,9 @@ export interface HttpControl {
   /** Closes the listen socket and every connection, ends the open sessions and the pool. */
   stop(): Promise<void>;
 }
+
+/** The RPC event stream on which `HostControl.invoke` reports a call's progress (each event a string). */
+export const PROGRESS_STREAM = 'progress';
 
 export const HOST_CONTROL_METHODS = ['invoke', 'join', 'leave', 'touch', 'instructions'] as const satisfies ReadonlyArray<keyof HostControl>;
 export const HTTP_CONTROL_METHODS = ['setLeaseholder', 'setPeerCount', 'stop'] as const satisfies ReadonlyArray<keyof HttpControl>;

@@ -117,7 +117,7 @@ describe('requests a careless client gets wrong', () => {
     const cases: Array<[string, string, string]> = [
       ['PUT', '/api/v1/objects', 'GET, HEAD'],
       ['GET', '/api/v1/peers/announce', 'POST'],
-      ['GET', '/mcp', 'POST, DELETE'],
+      ['PUT', '/mcp', 'GET, POST, DELETE, HEAD'],
       ['POST', '/', 'GET, HEAD'],
     ];
     for (const [method, path, allow] of cases) {

@@ -13,7 +13,7 @@
  *   query, limit 500, limit not a number, unknown kind, unknown or missing parameter), 400
  *   invalid_json (not JSON, an array, a string, null), 403 forbidden (foreign Host, foreign Origin,
  *   on /api and on /mcp), 404 not_found (unknown route, object, capability), 405
- *   method_not_allowed (PUT/POST on a GET route, GET on a POST route, GET/PUT /mcp, POST /, DELETE
+ *   method_not_allowed (PUT/POST on a GET route, GET on a POST route, PUT /mcp, POST /, DELETE
  *   /openapi.json), 413 too_large (over 1 MiB with a Content-Length, chunked, and on /mcp), 422
  *   refused (announce over plain REST with no session) — and the server serves the next request;
  * - a loopback Origin or Host (127.0.0.1 or localhost with this port) is let through;
@@ -290,7 +290,6 @@ describe('serve over HTTP', () => {
       ['POST on a GET route', 'POST', '/api/v1/objects'],
       ['DELETE on a GET route', 'DELETE', '/api/v1/peers'],
       ['GET on a POST route', 'GET', '/api/v1/peers/announce'],
-      ['GET /mcp (no stream is offered)', 'GET', '/mcp'],
       ['PUT /mcp', 'PUT', '/mcp'],
       ['POST /', 'POST', '/'],
       ['DELETE /openapi.json', 'DELETE', '/openapi.json'],

@@ -14,12 +14,24 @@
  * - DELETE → 204, then the session is gone (404) and its peer has left;
  * - expireIdle ends the sessions idle past idleMs by the injected clock, and their peers leave;
  * - closeAll makes every peer leave.
+ * Streams (Streamable HTTP):
+ * - a request that asked for progress, from a client that accepts text/event-stream, is answered
+ *   as SSE: each progress notification as it comes, the response last, then the end; the same
+ *   request without that Accept, a request without a token, and initialize are answered as JSON;
+ * - a client that leaves such a stream cancels its request (no response is written); a cancelled
+ *   request answered as JSON gets 202 with no body;
+ * - a session with a request under way, or with its stream open, does not expire;
+ * - GET: 406 not_acceptable without the Accept, 400 session_required, 404 session_not_found; the
+ *   stream opens with a comment, carries the peer's notifications and keep-alive comments; a
+ *   second GET replaces the first; a client leaving detaches it; DELETE ends it.
  */
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { McpEndpoint, PEER_HEADER, SESSION_HEADER, type McpEndpointOptions } from '../../../src/http/mcp-endpoint.js';
-import type { HttpReply } from '../../../src/http/reply.js';
+import { isStreamed, type ReplySink, type RouteReply, type StreamedReply } from '../../../src/http/reply.js';
 import type { McpBackend } from '../../../src/mcp/session.js';
+import type { CallContext, CallOutcome } from '../../../src/threads/types.js';
+import { waitFor } from '../../helpers/wait.js';
 
 interface FakeBackend extends McpBackend {
   joins: Array<{ name: string; preferred: string | null }>;
@@ -63,11 +75,12 @@ const initialize = (name = 'client', id = 1) =>
   bytes({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, clientInfo: { name, version: '1.0.0' } } });
 const ping = (id = 2) => bytes({ jsonrpc: '2.0', id, method: 'ping' });
 
-function header(reply: HttpReply, name: string): string | undefined {
+function header(reply: RouteReply, name: string): string | undefined {
   return reply.headers?.find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1];
 }
 
-function json(reply: HttpReply): unknown {
+function json(reply: RouteReply): unknown {
+  if (isStreamed(reply)) throw new Error('expected a whole body, got a stream');
   return JSON.parse(typeof reply.body === 'string' ? reply.body : Buffer.from(reply.body).toString('utf8'));
 }
 
@@ -247,3 +260,198 @@ describe('McpEndpoint', () => {
     expect(endpoint.size).toBe(0);
   });
 });
+
+/** A sink like the uWS adapter's: records what is written, and a client that can leave. */
+interface TestSink extends ReplySink {
+  text: string;
+  ended: boolean;
+  /** The client goes away. */
+  leave(): void;
+  /** The JSON-RPC messages written as `message` events, in order. */
+  messages(): unknown[];
+  comments(): string[];
+}
+
+function testSink(): TestSink {
+  const gone = new AbortController();
+  const sink: TestSink = {
+    text: '',
+    ended: false,
+    signal: gone.signal,
+    write(text) {
+      if (!sink.ended && !gone.signal.aborted) sink.text += text;
+    },
+    end() {
+      sink.ended = true;
+    },
+    leave: () => gone.abort(),
+    messages: () =>
+      sink.text
+        .split('\n\n')
+        .filter((event) => event.startsWith('event: message\ndata: '))
+        .map((event) => JSON.parse(event.slice('event: message\ndata: '.length)) as unknown),
+    comments: () => [...sink.text.matchAll(/^: (.*)$/gm)].map((m) => m[1] as string),
+  };
+  return sink;
+}
+
+function streamed(reply: RouteReply): StreamedReply {
+  if (!isStreamed(reply)) throw new Error(`expected a stream, got ${reply.status} ${String(reply.body)}`);
+  expect({ status: reply.status, contentType: reply.contentType }).toEqual({ status: 200, contentType: 'text/event-stream' });
+  return reply;
+}
+
+interface Follow {
+  call: CallContext | undefined;
+  finish(output: unknown): void;
+}
+
+/** A backend whose tool `follow` runs until finished (or until its signal aborts). */
+function followBackend(): { backend: McpBackend; follows: Follow[] } {
+  const follows: Follow[] = [];
+  const backend: McpBackend = {
+    ...fakeBackend(),
+    tools: { tools: [], capabilityOf: (name) => (name === 'follow' ? 'test.follow' : undefined) },
+    invoke: (_id, _args, _caller, call) =>
+      new Promise<CallOutcome>((resolve) => {
+        call?.signal?.addEventListener('abort', () => resolve({ ok: true, json: '{"stopped":true}' }));
+        follows.push({ call, finish: (output) => resolve({ ok: true, json: JSON.stringify(output) }) });
+      }),
+  };
+  return { backend, follows };
+}
+
+const follow = (id: number, progressToken?: string | number) =>
+  bytes({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'follow', arguments: {}, ...(progressToken === undefined ? {} : { _meta: { progressToken } }) } });
+
+describe('McpEndpoint streams', () => {
+  function streaming(options: Partial<McpEndpointOptions> = {}) {
+    const { backend, follows } = followBackend();
+    const endpoint = new McpEndpoint({ backend, idleMs: 60_000, maxSessions: 64, acceptsSessions: () => true, ...options });
+    return { endpoint, follows };
+  }
+  const started = async (follows: Follow[], count: number): Promise<Follow[]> => {
+    await waitFor(() => follows.length >= count, { timeoutMs: 2_000, what: `${count} call(s) to start` });
+    return follows;
+  };
+
+  it('answers a request that asked for progress as SSE: progress as it comes, the response last, then the end', async () => {
+    const { endpoint, follows } = streaming();
+    const { session } = await open(endpoint);
+    const reply = streamed(await endpoint.post(follow(4, 'tok'), session, '', true));
+    const sink = testSink();
+    reply.start(sink);
+    const [call] = await started(follows, 1);
+    call?.call?.onProgress?.('first line');
+    expect(sink.messages()).toEqual([{ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok', progress: 1, message: 'first line' } }]);
+    call?.call?.onProgress?.('second line');
+    expect(sink.ended).toBe(false);
+    call?.finish({ lines: 2 });
+    await waitFor(() => sink.ended, { timeoutMs: 2_000, what: 'the stream to end' });
+    const messages = sink.messages();
+    expect(messages).toHaveLength(3);
+    expect(messages[1]).toMatchObject({ method: 'notifications/progress', params: { progress: 2, message: 'second line' } });
+    expect(messages[2]).toEqual({ jsonrpc: '2.0', id: 4, result: { content: [{ type: 'text', text: '{"lines":2}' }], structuredContent: { lines: 2 } } });
+  });
+
+  it('answers as JSON a request from a client that does not accept SSE, one without a token, and initialize', async () => {
+    const { endpoint, follows } = streaming();
+    const { session } = await open(endpoint);
+    const noAccept = endpoint.post(follow(1, 'tok'), session, '', false);
+    const noToken = endpoint.post(follow(2), session, '', true);
+    const calls = await started(follows, 2);
+    calls[0]?.call?.onProgress?.('nobody asked for this as a stream'); // no sink: goes nowhere
+    calls[0]?.finish({ n: 1 });
+    calls[1]?.finish({ n: 2 });
+    expect(json(await noAccept)).toMatchObject({ id: 1, result: { structuredContent: { n: 1 } } });
+    expect(json(await noToken)).toMatchObject({ id: 2, result: { structuredContent: { n: 2 } } });
+    const init = bytes({ jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, clientInfo: { name: 'x', version: '1' }, _meta: { progressToken: 'i' } } });
+    const initialized = await endpoint.post(init, '', '', true);
+    expect(isStreamed(initialized)).toBe(false);
+    expect(header(initialized, SESSION_HEADER)).toMatch(/\S/);
+  });
+
+  it('cancels the request of a stream its client leaves, and writes no response', async () => {
+    const { endpoint, follows } = streaming();
+    const { session } = await open(endpoint);
+    const sink = testSink();
+    streamed(await endpoint.post(follow(6, 1), session, '', true)).start(sink);
+    const [call] = await started(follows, 1);
+    sink.leave();
+    expect(call?.call?.signal?.aborted).toBe(true);
+    await waitFor(() => sink.ended, { timeoutMs: 2_000, what: 'the stream to end' });
+    expect(sink.messages()).toEqual([]);
+  });
+
+  it('answers a cancelled request that waited for JSON with 202 and no body', async () => {
+    const { endpoint, follows } = streaming();
+    const { session } = await open(endpoint);
+    const waiting = endpoint.post(follow(8), session);
+    await started(follows, 1);
+    expect(await endpoint.post(bytes({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 8 } }), session)).toEqual({ status: 202, body: '' });
+    expect(await waiting).toEqual({ status: 202, body: '' });
+    expect(follows[0]?.call?.signal?.aborted).toBe(true);
+  });
+
+  it('does not expire a session while a request of it is under way or its stream is open', async () => {
+    let now = 0;
+    const { endpoint, follows } = streaming({ idleMs: 1_000, now: () => now });
+    const { session } = await open(endpoint);
+    const waiting = endpoint.post(follow(1), session);
+    const [call] = await started(follows, 1);
+    now = 5_000;
+    expect(endpoint.expireIdle()).toBe(0);
+    call?.finish({});
+    await waiting;
+    const sink = testSink();
+    streamed(endpoint.openStream(session, true)).start(sink);
+    now = 10_000;
+    expect(endpoint.expireIdle()).toBe(0);
+    sink.leave();
+    expect(endpoint.expireIdle()).toBe(0); // idle from the moment its client stopped listening
+    now = 11_000;
+    expect(endpoint.expireIdle()).toBe(1);
+  });
+
+  it('refuses a GET without Accept: text/event-stream (406), without a session (400) and of an unknown one (404)', async () => {
+    const { endpoint } = streaming();
+    const { session } = await open(endpoint);
+    const refusals = [endpoint.openStream(session, false), endpoint.openStream('', true), endpoint.openStream('nope', true)];
+    expect(refusals.map((reply) => [reply.status, (json(reply) as { error: { code: string } }).error.code])).toEqual([
+      [406, 'not_acceptable'],
+      [400, 'session_required'],
+      [404, 'session_not_found'],
+    ]);
+  });
+
+  it("opens the session's stream on GET: it carries the peer's notifications and keep-alives until DELETE ends it", async () => {
+    const { endpoint } = streaming({ keepAliveMs: 20 });
+    const { session, peer } = await open(endpoint);
+    const sink = testSink();
+    streamed(endpoint.openStream(session, true)).start(sink);
+    expect(sink.comments()).toEqual(['the session stream is open']);
+    expect(endpoint.notifyPeer(peer, 'notifications/message', { level: 'info', data: 'claimed src/' })).toBe(true);
+    expect(endpoint.notifyPeer('p99', 'notifications/message')).toBe(false);
+    expect(sink.messages()).toEqual([{ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'claimed src/' } }]);
+    await waitFor(() => sink.comments().includes('keep-alive'), { timeoutMs: 2_000, what: 'a keep-alive comment' });
+    expect(endpoint.delete(session).status).toBe(204);
+    expect(sink.ended).toBe(true);
+  });
+
+  it('replaces the stream on a second GET, and detaches a stream whose client left', async () => {
+    const { endpoint } = streaming();
+    const { session, peer } = await open(endpoint);
+    const first = testSink();
+    const second = testSink();
+    streamed(endpoint.openStream(session, true)).start(first);
+    streamed(endpoint.openStream(session, true)).start(second);
+    expect(first.ended).toBe(true);
+    endpoint.notifyPeer(peer, 'notifications/message', { n: 1 });
+    expect(first.messages()).toEqual([]);
+    expect(second.messages()).toHaveLength(1);
+    second.leave();
+    expect(endpoint.notifyPeer(peer, 'notifications/message', { n: 2 })).toBe(false);
+    expect((await endpoint.post(ping(3), session)).status).toBe(200); // the session itself goes on
+  });
+});
+

@@ -1,8 +1,11 @@
 /**
  * serveStdio (src/mcp/stdio.ts) over PassThrough streams and a scripted frame handler. Covers:
- * - every line is answered, in the order the lines came, even when an earlier answer takes longer;
+ * - every line is handled as it arrives and answered as soon as its answer is ready: a slow frame
+ *   does not delay the fast ones behind it;
+ * - a request's notifications (written through `notify`) go out at once, before its answer, each
+ *   a whole frame; the server's own frames (`streamTo`) are written until EOF;
  * - blank and whitespace-only lines are ignored; a handler answer of `undefined` writes nothing;
- * - after input EOF, the session resolves only once the queued answers are written;
+ * - after input EOF, the session resolves only once the answers in progress are written;
  * - an output stream that errors (a broken pipe) ends the session: it resolves and no further
  *   lines are handled;
  * - a request whose handler throws is answered -32603 (a notification is not);
@@ -56,21 +59,54 @@ afterEach(() => {
 });
 
 describe('serveStdio', () => {
-  it('answers every line in the order the lines came, even when an earlier answer is slower', async () => {
+  it('answers each line as soon as its answer is ready: a slow frame does not delay the fast ones behind it', async () => {
     const { input, output, written } = streams();
     const slow = deferred();
     const handler = scripted({ first: slow });
     const served = serveStdio(handler, input, output);
     input.write('first\nsecond\n');
     input.write('third\n');
-    await waitFor(() => handler.seen.length >= 1, { timeoutMs: 2_000, what: 'the first line to reach the handler' });
-    await settle();
-    expect(written()).toBe('');
+    await waitFor(() => written() === 'answer:second\nanswer:third\n', { timeoutMs: 2_000, what: 'the fast lines to be answered' });
+    expect(handler.seen).toEqual(['first', 'second', 'third']);
     slow.resolve();
     input.end();
     await withTimeout(served, 2_000, 'the session to end');
-    expect(written()).toBe('answer:first\nanswer:second\nanswer:third\n');
-    expect(handler.seen).toEqual(['first', 'second', 'third']);
+    expect(written()).toBe('answer:second\nanswer:third\nanswer:first\n');
+  });
+
+  it("writes a request's notifications at once, before its answer, each a whole frame", async () => {
+    const { input, output, written } = streams();
+    const release = deferred();
+    const handler: FrameHandler = {
+      async handleLine(line, notify) {
+        notify(`progress 1 of ${line}`);
+        notify(`progress 2 of ${line}`);
+        await release.promise;
+        return `answer:${line}`;
+      },
+    };
+    const served = serveStdio(handler, input, output);
+    input.write('follow\n');
+    await waitFor(() => written() === 'progress 1 of follow\nprogress 2 of follow\n', { timeoutMs: 2_000, what: 'the progress before the answer' });
+    release.resolve();
+    input.end();
+    await withTimeout(served, 2_000, 'the session to end');
+    expect(written()).toBe('progress 1 of follow\nprogress 2 of follow\nanswer:follow\n');
+  });
+
+  it("writes the server's own frames through streamTo's writer, and none after EOF", async () => {
+    const { input, output, written } = streams();
+    let send: ((frame: string) => void) | undefined;
+    const handler: FrameHandler = { handleLine: async () => undefined, streamTo: (write) => (send = write) };
+    const served = serveStdio(handler, input, output);
+    expect(send).toBeTypeOf('function');
+    send?.('{"jsonrpc":"2.0","method":"notifications/message"}');
+    expect(written()).toBe('{"jsonrpc":"2.0","method":"notifications/message"}\n');
+    input.end();
+    await withTimeout(served, 2_000, 'the session to end');
+    send?.('too late');
+    await settle();
+    expect(written()).toBe('{"jsonrpc":"2.0","method":"notifications/message"}\n');
   });
 
   it('ignores blank lines and writes nothing for an undefined answer', async () => {
@@ -91,7 +127,7 @@ describe('serveStdio', () => {
     expect(written()).toBe('answer:only\n');
   });
 
-  it('resolves after input EOF only once the queued answers are written', async () => {
+  it('resolves after input EOF only once the answers in progress are written', async () => {
     const { input, output, written } = streams();
     const slow = deferred();
     const handler = scripted({ b: slow });
@@ -100,14 +136,13 @@ describe('serveStdio', () => {
       over = true;
     });
     input.end('a\nb\nc\n');
-    await waitFor(() => handler.seen.includes('b'), { timeoutMs: 2_000, what: 'line b to reach the handler' });
+    await waitFor(() => written() === 'answer:a\nanswer:c\n', { timeoutMs: 2_000, what: 'the lines that are not held to be answered' });
     await settle();
     await settle();
     expect(over).toBe(false);
-    expect(written()).toBe('answer:a\n');
     slow.resolve();
     await withTimeout(served, 2_000, 'the session to end');
-    expect(written()).toBe('answer:a\nanswer:b\nanswer:c\n');
+    expect(written()).toBe('answer:a\nanswer:c\nanswer:b\n');
   });
 
   it('ends the session when the output errors like a broken pipe, and handles no further line', async () => {
@@ -151,7 +186,8 @@ describe('serveStdio', () => {
     await withTimeout(served, 2_000, 'the session to end');
     expect(seen).toEqual(['one', 'boom', 'two']);
     // A line that is not JSON has no id to answer; JSON-RPC answers such a frame with id null.
-    expect(written()).toBe(`answer:one\n${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal error: handler failed' } })}\nanswer:two\n`);
+    const failure = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal error: handler failed' } });
+    expect(written().trim().split('\n').sort()).toEqual(['answer:one', 'answer:two', failure].sort());
     expect(stderr.mock.calls.map((call) => String(call[0])).join('')).toContain('handler failed');
   });
 
@@ -171,7 +207,7 @@ describe('serveStdio', () => {
     await withTimeout(served, 2_000, 'the session to end');
     const frames = written().trim().split('\n');
     expect(frames).toHaveLength(2); // the notification that failed gets no answer
-    expect(JSON.parse(frames[0] as string)).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'Internal error: handler failed' } });
-    expect(frames[1]).toBe('fine');
+    expect(frames).toContain('fine');
+    expect(JSON.parse(frames.find((frame) => frame !== 'fine') as string)).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'Internal error: handler failed' } });
   });
 });

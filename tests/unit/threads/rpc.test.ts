@@ -4,19 +4,30 @@
  * with its message; an unknown method refused; a deadline (a handler that never answers fails the
  * call, it never hangs); a value the sender cannot serialize (nested 10,000 deep) fails at once;
  * every pending call fails when the other side's port closes (a thread that ended).
+ * And the streaming half: the events a handler posts reach that call's listener only, in order,
+ * before its answer, and none after it; aborting a call's signal rejects it at once and aborts the
+ * handler's signal; a call whose signal already aborted is never sent; a port that closes aborts
+ * the handlers still running; a call's own deadline replaces the method's.
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rpcClient, RpcError, serveRpc } from '../../../src/threads/rpc.js';
+import { rpcClient, RpcError, serveRpc, type RpcCallScope } from '../../../src/threads/rpc.js';
+import { waitFor } from '../../helpers/wait.js';
 
 interface Echo {
   echo(value: unknown): Promise<unknown>;
   fail(message: string): Promise<never>;
   never(): Promise<never>;
+  count(to: number): Promise<string>;
+  wait(): Promise<string>;
 }
+
+/** The scopes the served handlers were given, in call order. */
+const scopes: RpcCallScope[] = [];
 
 const channels: MessageChannel[] = [];
 afterEach(() => {
+  scopes.length = 0;
   for (const channel of channels.splice(0)) {
     channel.port1.close();
     channel.port2.close();
@@ -32,8 +43,19 @@ function pair(timeoutMs = 2_000) {
       throw new Error(message);
     },
     never: () => new Promise<never>(() => {}),
+    count: async (to, scope) => {
+      scopes.push(scope);
+      for (let n = 1; n <= to; n += 1) scope.emit('progress', `${n} of ${to}`);
+      // Posted after the answer: the caller must never see it.
+      setTimeout(() => scope.emit('progress', 'late'), 0);
+      return `counted to ${to}`;
+    },
+    wait: (scope) => {
+      scopes.push(scope);
+      return new Promise<string>((resolve) => scope.signal.addEventListener('abort', () => resolve('stopped')));
+    },
   });
-  return rpcClient<Echo>(channel.port2, ['echo', 'fail', 'never'], { timeoutMs, timeouts: { never: 100 } });
+  return rpcClient<Echo>(channel.port2, ['echo', 'fail', 'never', 'count', 'wait'], { timeoutMs, timeouts: { never: 100 } });
 }
 
 describe('rpc', () => {
@@ -73,5 +95,58 @@ describe('rpc', () => {
     const client = rpcClient<Echo>(channel.port2, ['echo'], { timeoutMs: 30_000 });
     await expect(client.echo('anyone there?')).rejects.toThrow('the other thread has gone');
     await new Promise((resolve) => worker.once('exit', resolve));
+  });
+
+  it("delivers a call's events to that call's listener, in order, before its answer, and none after it", async () => {
+    const client = pair();
+    const seen: Record<string, unknown[]> = { three: [], two: [] };
+    const [three, two] = await Promise.all([
+      client.callWith('count', [3], { onEvent: (stream, data) => seen.three?.push([stream, data]) }),
+      client.callWith('count', [2], { onEvent: (stream, data) => seen.two?.push([stream, data]) }),
+    ]);
+    expect([three, two]).toEqual(['counted to 3', 'counted to 2']);
+    expect(seen.three).toEqual([['progress', '1 of 3'], ['progress', '2 of 3'], ['progress', '3 of 3']]);
+    expect(seen.two).toEqual([['progress', '1 of 2'], ['progress', '2 of 2']]);
+    // The late events have had their turn by the time a later call is answered.
+    expect(await client.echo('after')).toBe('after');
+    expect(seen.three).toHaveLength(3);
+    expect(seen.two).toHaveLength(2);
+  });
+
+  it("cancels a call when its signal aborts: it rejects at once and the handler's signal aborts", async () => {
+    const client = pair();
+    const controller = new AbortController();
+    const waiting = client.callWith('wait', [], { signal: controller.signal });
+    await waitFor(() => scopes.length === 1, { timeoutMs: 2_000, what: 'the handler to start' });
+    expect(scopes[0]?.signal.aborted).toBe(false);
+    controller.abort();
+    await expect(waiting).rejects.toThrow('wait was cancelled');
+    await waitFor(() => scopes[0]?.signal.aborted, { timeoutMs: 2_000, what: "the handler's signal to abort" });
+    expect(await client.echo('still serving')).toBe('still serving');
+  });
+
+  it('never sends a call whose signal has already aborted', async () => {
+    const client = pair();
+    await expect(client.callWith('wait', [], { signal: AbortSignal.abort() })).rejects.toThrow('wait was cancelled');
+    expect(await client.echo('next')).toBe('next');
+    expect(scopes).toEqual([]);
+  });
+
+  it('aborts the handlers still running when the caller\'s port closes', async () => {
+    const client = pair();
+    void client.callWith('wait', [], {}).catch(() => undefined);
+    await waitFor(() => scopes.length === 1, { timeoutMs: 2_000, what: 'the handler to start' });
+    channels[0]?.port2.close();
+    await waitFor(() => scopes[0]?.signal.aborted, { timeoutMs: 2_000, what: "the handler's signal to abort" });
+  });
+
+  it("takes a call's own deadline instead of the method's, and none with Infinity", async () => {
+    const client = pair();
+    await expect(client.callWith('never', [], { timeoutMs: 250 })).rejects.toThrow('never was not answered within 250 ms');
+    const controller = new AbortController();
+    const unbounded = client.callWith('wait', [], { timeoutMs: Number.POSITIVE_INFINITY, signal: controller.signal });
+    await waitFor(() => scopes.length === 1, { timeoutMs: 2_000, what: 'the handler to start' });
+    controller.abort();
+    await expect(unbounded).rejects.toThrow('wait was cancelled');
   });
 });

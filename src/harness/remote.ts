@@ -1,0 +1,22 @@
+/**
+ * A harness call from a thread that does not hold the session table (the main thread for its own
+ * client, the HTTP thread for every other caller) to the harness thread that does.
+ */
+import type { RpcClient } from '../threads/rpc.js';
+import { PROGRESS_STREAM, type CallContext, type CallOutcome, type HarnessControl } from '../threads/types.js';
+
+/** A harness call may follow a session for up to an hour (`timeout_seconds` ≤ 3600), plus slack. */
+export const HARNESS_CALL_TIMEOUT_MS = 3_700_000;
+
+/**
+ * One harness call over the RPC: its progress events become the caller's progress, the caller's
+ * signal cancels it. Shared by the main and the HTTP thread.
+ */
+export function harnessCall(control: RpcClient<HarnessControl>, capabilityId: string, input: unknown, caller: string | null, call: CallContext): Promise<CallOutcome> {
+  const { onProgress, signal } = call;
+  return control.callWith('invoke', [capabilityId, input, caller, call.depth ?? null], {
+    ...(onProgress ? { onEvent: (stream: string, data: unknown) => stream === PROGRESS_STREAM && typeof data === 'string' && onProgress(data) } : {}),
+    ...(signal ? { signal } : {}),
+  });
+}
+
