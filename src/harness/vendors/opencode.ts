@@ -4,7 +4,8 @@
  *
  * Not a positional message: `opencode run` joins its message arguments and wraps each one that
  * holds a space in double quotes (escaping the quotes inside), so the model would read a changed
- * prompt. With no message argument it takes stdin as the message exactly. Effort is the model
+ * prompt (opencode 1.18.33 sent `say "hi" twice` to the model as `"say \"hi\" twice"`). With no
+ * message argument it takes stdin as the message, exactly. Effort is the model
  * variant (`--variant`, provider-specific: high, max, minimal, …); mode is the primary agent
  * (`--agent`: build, plan, or one the project defines).
  *

@@ -63,6 +63,23 @@ describe('opencode events', () => {
     expect(parser.error).toBeNull();
   });
 
+  it('reads what opencode 1.18.33 printed for a turn against a scripted chat-completions API', () => {
+    const { parser, entries } = feed([
+      '{"type":"step_start","timestamp":1796062786133,"sessionID":"ses_dd250eb6effeM2VDVsQgG99kIx","part":{"id":"prt_22daf31ff0013RGV7f65nlLr2q","messageID":"msg_22daf23a5001TImFI9rgp8IMGI","sessionID":"ses_dd250eb6effeM2VDVsQgG99kIx","snapshot":"285268244a7f257f99f3e02650b4e54fde747d4d","type":"step-start"}}',
+      '{"type":"text","timestamp":1796062786133,"sessionID":"ses_dd250eb6effeM2VDVsQgG99kIx","part":{"id":"prt_22daf320a001JRTPiri3KM4v5M","messageID":"msg_22daf23a5001TImFI9rgp8IMGI","sessionID":"ses_dd250eb6effeM2VDVsQgG99kIx","type":"text","text":"pong 2","time":{"start":1796062786058,"end":1796062786085}}}',
+      '{"type":"step_finish","timestamp":1796062786384,"sessionID":"ses_dd250eb6effeM2VDVsQgG99kIx","part":{"id":"prt_22daf32f8001YkL7Rysxe499XQ","reason":"stop","snapshot":"285268244a7f257f99f3e02650b4e54fde747d4d","messageID":"msg_22daf23a5001TImFI9rgp8IMGI","sessionID":"ses_dd250eb6effeM2VDVsQgG99kIx","type":"step-finish","tokens":{"total":5,"input":3,"output":2,"reasoning":0,"cache":{"write":0,"read":0}},"cost":0}}',
+    ]);
+    expect(entries.map((e) => [e.kind, e.text])).toEqual([
+      ['system', 'step started'],
+      ['assistant', 'pong 2'],
+      ['system', 'step finished (stop)'],
+    ]);
+    expect(parser.vendorId).toBe('ses_dd250eb6effeM2VDVsQgG99kIx');
+    expect(parser.answer).toBe('pong 2');
+    expect(parser.ended).toBe(false);
+    expect(parser.error).toBeNull();
+  });
+
   it('takes the message of an error event, and a failed tool says so', () => {
     const { parser, entries } = feed([
       { type: 'tool_use', sessionID: SESSION, part: { type: 'tool', tool: 'edit', state: { status: 'error', input: {}, error: 'file not found' } } },
