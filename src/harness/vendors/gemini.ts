@@ -1,10 +1,13 @@
 /**
- * Gemini CLI (`@google/gemini-cli`): `gemini --output-format stream-json [-m M] [--resume ID]
- * [--approval-mode MODE] … --prompt=PROMPT`.
+ * Gemini CLI (`@google/gemini-cli`): `gemini --output-format stream-json --skip-trust [-m M]
+ * [--resume ID] [--approval-mode MODE] … --prompt=PROMPT`.
  *
  * The prompt is written `--prompt=PROMPT` in one argument: as `-p PROMPT`, a prompt starting
  * with a dash ("- fix the test") is read as flags and the CLI stops with "Not enough arguments".
- * The CLI has no effort flag. Name a model: the default "auto" first asks a router model.
+ * `--skip-trust` trusts the checkout for this run only: headless gemini 0.61 exits 55 in a folder
+ * nobody trusted interactively, and the profile's nomination (harness.enabled) is the consent, as
+ * codex's --skip-git-repo-check. The CLI has no effort flag. Name a model: the default "auto"
+ * first asks a router model.
  *
  * Events: `init` (`session_id`, `model`), `message` (role user, or assistant pieces with
  * `delta: true`), `tool_use`, `tool_result`, `error` (`severity` warning or error) and one closing
@@ -68,7 +71,7 @@ function invocation(shape: LaunchShape, resumeId: string | null): Invocation {
   if (Buffer.byteLength(shape.prompt) > ARG_PROMPT_LIMIT) {
     throw new HarnessRefusal(`gemini takes its prompt as one argument, at most ${ARG_PROMPT_LIMIT} bytes; this one has ${Buffer.byteLength(shape.prompt)}: shorten it, or use a profile of another agent`);
   }
-  const args = ['--output-format', 'stream-json'];
+  const args = ['--output-format', 'stream-json', '--skip-trust'];
   const hidden: number[] = [];
   if (shape.model !== undefined) args.push('--model', shape.model);
   if (resumeId !== null) {

@@ -188,15 +188,19 @@ describe('codex prompts', () => {
 
 describe('the fake CLIs refuse what the real ones refuse', () => {
   async function refusal(agent: AgentName, args: string[], stdin: string | null = 'hi') {
-    const child = start(agent, args, stdin);
+    // Whatever trusts gemini workspaces on this machine does not count here.
+    const child = start(agent, args, stdin, { GEMINI_CLI_TRUST_WORKSPACE: undefined });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const [code] = (await withTimeout(once(child, 'close'), 30_000, 'the fake to exit')) as [number];
     return { code, stderr: stderr.trim() };
   }
 
-  it('gemini reads a dash-led prompt after -p as flags', async () => {
-    expect(await refusal('gemini', ['--output-format', 'stream-json', '-p', '- list'], null)).toEqual({ code: 1, stderr: 'Not enough arguments following: p' });
+  it('gemini reads a dash-led prompt after -p as flags, and will not run in an untrusted folder', async () => {
+    expect(await refusal('gemini', ['--output-format', 'stream-json', '--skip-trust', '-p', '- list'], null)).toEqual({ code: 1, stderr: 'Not enough arguments following: p' });
+    const untrusted = await refusal('gemini', ['--output-format', 'stream-json', '--prompt=hi'], null);
+    expect(untrusted.code).toBe(55);
+    expect(untrusted.stderr).toMatch(/^Gemini CLI is not running in a trusted directory/);
   });
 
   it('claude needs --verbose for stream-json, codex --skip-git-repo-check outside a repository', async () => {

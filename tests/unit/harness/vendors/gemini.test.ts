@@ -1,7 +1,8 @@
 /**
  * The gemini adapter:
  * - argv of a first turn and a resumed one, the prompt as one `--prompt=` argument (a dash-led
- *   prompt after `-p` is read as flags by the CLI), profile args before it; stdin closed;
+ *   prompt after `-p` is read as flags by the CLI), profile args before it; stdin closed; the
+ *   checkout trusted for the run (headless gemini exits 55 in an untrusted folder);
  * - effort refused (the CLI has no flag for it), and a prompt too long for one argument refused;
  * - a turn's events: session id from init, the answer from assistant pieces since the last tool
  *   call (the CLI's own rule), a result with status error, error events by severity.
@@ -23,15 +24,15 @@ function feed(lines: unknown[]) {
 }
 
 describe('gemini invocation', () => {
-  it('prints stream-json with the prompt in one --prompt= argument', () => {
-    expect(gemini.invocation(shape, null)).toEqual({ args: ['--output-format', 'stream-json', '--prompt=- list the files'], stdin: null, hidden: [2] });
+  it('prints stream-json, trusts the checkout for this run, and takes the prompt in one --prompt= argument', () => {
+    expect(gemini.invocation(shape, null)).toEqual({ args: ['--output-format', 'stream-json', '--skip-trust', '--prompt=- list the files'], stdin: null, hidden: [3] });
     expect(gemini.defaultCommand).toBe('gemini');
   });
 
   it('resumes by session id, maps model and mode, and puts profile args before the prompt', () => {
     const invocation = gemini.invocation({ ...shape, model: 'gemini-2.5-flash', mode: 'auto_edit', args: ['--include-directories', 'docs'] }, SESSION);
     expect(invocation.args).toEqual([
-      '--output-format', 'stream-json', '--model', 'gemini-2.5-flash', '--resume', SESSION, '--approval-mode', 'auto_edit',
+      '--output-format', 'stream-json', '--skip-trust', '--model', 'gemini-2.5-flash', '--resume', SESSION, '--approval-mode', 'auto_edit',
       '--include-directories', 'docs', '--prompt=- list the files',
     ]);
     expect(invocation.hidden.map((i) => invocation.args[i])).toEqual([SESSION, '--prompt=- list the files']);
