@@ -2,7 +2,7 @@
  * The parsers on what the real CLIs printed (tests/fixtures/harness/vendor-events/, captured from
  * claude, codex and gemini driven through whole turns against a scripted model API): each turn's
  * session id, answer and end, a resumed turn carrying the first turn's id, a tool turn's tool use
- * and result, and every line a transcript entry of a known kind.
+ * and result, an error turn's error, and every line a transcript entry of a known kind.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -44,6 +44,20 @@ describe.each(['claude', 'codex', 'gemini'] as const)('%s as captured', (agent) 
     expect(parser.answer).toBe(TOOL);
     expect(parser.ended).toBe(true);
     expect(parser.error).toBeNull();
+  });
+});
+
+describe('error turns as captured (the model API refused the request)', () => {
+  it.each([
+    ['claude', 'API Error: 400 the scripted model API refuses this request'],
+    ['codex', '{"error":{"message":"the scripted model API refuses this request","type":"invalid_request_error","param":null,"code":null}}'],
+    ['gemini', '[API Error: {"error":{"code":400,"message":"the scripted model API refuses this request","status":"INVALID_ARGUMENT"}}]'],
+  ] as const)('%s: the turn ended with the error the CLI reported', (agent, message) => {
+    const { parser, kinds } = run(agent, `${agent}-error-turn`);
+    expect(parser.error).toBe(message);
+    expect(parser.ended).toBe(true);
+    expect(parser.vendorId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(kinds.at(-1)).toBe('error');
   });
 });
 
