@@ -18,7 +18,8 @@ import { toolTable } from '../src/mcp/projection.js';
 import { catalogFrom } from '../src/registry/catalog.js';
 import { rpcClient, serveRpc } from '../src/threads/rpc.js';
 import { decodeSnapshot } from '../src/threads/snapshot.js';
-import { HOST_CONTROL_METHODS, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../src/threads/types.js';
+import { HARNESS_CONTROL_METHODS, HOST_CONTROL_METHODS, type HarnessControl, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../src/threads/types.js';
+import { HARNESS_CALL_TIMEOUT_MS } from '../src/harness/remote.js';
 import { yieldToMainThread } from './priority.js';
 
 /** A call to the main thread that takes longer than this fails (it never waits forever). */
@@ -31,6 +32,7 @@ const content = decodeSnapshot(data.snapshot);
 const catalog = catalogFrom(content.capabilities);
 const layer = createLayerView(content.index);
 const host = rpcClient<HostControl>(data.hostPort, HOST_CONTROL_METHODS, { timeoutMs: HOST_CALL_TIMEOUT_MS });
+const harness = data.harnessPort === null ? null : rpcClient<HarnessControl>(data.harnessPort, HARNESS_CONTROL_METHODS, { timeoutMs: HARNESS_CALL_TIMEOUT_MS });
 
 /** What the main thread keeps current here, so `GET /` never waits on it. */
 const state = { leaseholder: data.leaseholder, peerCount: 0, stopping: false, port: 0 };
@@ -38,6 +40,7 @@ const state = { leaseholder: data.leaseholder, peerCount: 0, stopping: false, po
 const dispatcher = new CallDispatcher({
   catalog,
   host,
+  harness,
   poolTaskFile: data.poolTaskFile,
   poolThreads: data.poolThreads,
   pool: { snapshot: data.snapshot, nice: data.nice, faultCapability: data.faultCapability },
@@ -100,10 +103,12 @@ const control: HttpControl = {
       mcp.closeAll();
       await dispatcher.stop();
       host.close('the HTTP thread is stopping');
+      harness?.close('the HTTP thread is stopping');
       // Let the answer to this call go out, then release the ports so the thread can end.
       setImmediate(() => {
         data.hostPort.close();
         data.controlPort.close();
+        data.harnessPort?.close();
       });
     })();
     return stopped;

@@ -8,13 +8,16 @@ import { Piscina } from 'piscina';
 import { errorMessage } from '../errors.js';
 import type { CapabilityCatalog } from '../registry/catalog.js';
 import type { RpcClient } from '../threads/rpc.js';
-import { PROGRESS_STREAM, type CallContext, type CallOutcome, type HostControl, type PoolTask, type PoolWorkerData } from '../threads/types.js';
+import { harnessCall } from '../harness/remote.js';
+import { PROGRESS_STREAM, type CallContext, type CallOutcome, type HarnessControl, type HostControl, type PoolTask, type PoolWorkerData } from '../threads/types.js';
 import { AnswerCache } from './answer-cache.js';
 import { Batcher } from './batcher.js';
 
 export interface DispatcherOptions {
   catalog: CapabilityCatalog;
   host: RpcClient<HostControl>;
+  /** The harness thread, where the server has the session table. */
+  harness: RpcClient<HarnessControl> | null;
   poolTaskFile: string;
   poolThreads: number;
   pool: PoolWorkerData;
@@ -34,6 +37,7 @@ const BATCHES_IN_FLIGHT_PER_THREAD = 8;
 export class CallDispatcher {
   readonly #catalog: CapabilityCatalog;
   readonly #host: RpcClient<HostControl>;
+  readonly #harness: RpcClient<HarnessControl> | null;
   readonly #pool: Piscina<PoolTask[], CallOutcome[]>;
   readonly #batches: Batcher<PoolTask, CallOutcome>;
   readonly #answers: AnswerCache | null;
@@ -42,6 +46,7 @@ export class CallDispatcher {
   constructor(options: DispatcherOptions) {
     this.#catalog = options.catalog;
     this.#host = options.host;
+    this.#harness = options.harness;
     this.#pool = new Piscina<PoolTask[], CallOutcome[]>({
       filename: options.poolTaskFile,
       name: 'runCapabilities',
@@ -71,6 +76,7 @@ export class CallDispatcher {
     if (this.#stopping) return { ok: false, code: 'busy', message: 'the server is shutting down' };
     const entry = this.#catalog.byId(capabilityId);
     if (entry?.reads === 'peers') return this.#onMainThread(capabilityId, input, caller, call);
+    if (entry?.reads === 'harness') return this.#inHarness(capabilityId, input, caller, call ?? {});
     // A query over the frozen snapshot answers the same for the same input while the server lives.
     if (this.#answers && entry?.kind === 'query') return this.#answers.answer(capabilityId, input, () => this.#inPool(capabilityId, input, null));
     return this.#inPool(capabilityId, input, caller);
@@ -84,6 +90,16 @@ export class CallDispatcher {
 
   #inPool(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
     return this.#batches.submit({ capabilityId, input, caller });
+  }
+
+  async #inHarness(capabilityId: string, input: unknown, caller: string | null, call: CallContext): Promise<CallOutcome> {
+    if (this.#harness === null) return { ok: false, code: 'refused', message: 'this server has no harness (it is not the shared server of a checkout)' };
+    try {
+      return await harnessCall(this.#harness, capabilityId, input, caller, call);
+    } catch (error) {
+      if (call.signal?.aborted) return { ok: false, code: 'internal', message: 'the call was cancelled' };
+      return { ok: false, code: 'internal', message: `the harness thread did not answer: ${errorMessage(error)}` };
+    }
   }
 
   async #onMainThread(capabilityId: string, input: unknown, caller: string | null, call?: CallContext): Promise<CallOutcome> {
