@@ -1,0 +1,369 @@
+/**
+ * The harness's sessions from spawn to reap — black-box, with the built executable (`mcp`, the
+ * owner, driven by the MCP SDK's client) in a temporary git repository whose profiles run the fake
+ * agent CLI. Covers:
+ * - list_profiles shows the nominated profiles only, marks the policy's default and names the
+ *   problem of a profile whose command does not exist;
+ * - spawn with wait answers the agent's answer, exit code and sessionInfo (argv without the
+ *   vendor's session id, env names only, the turn's files under .ai/local/state/harness);
+ *   session_send resumes the vendor's own session (turn 2 runs with turn 1's id); session_status
+ *   lists the turns; session_read gives the tail and pages by cursor across turns, ≤ 60 KB a
+ *   page, the cursor absent only once the session exited and all was read;
+ * - the session resources (index, status, result, transcript, stderr) and the template;
+ * - session_kill terminates a running session (killed), reaps a finished one (its directory
+ *   gone), and then no longer knows it;
+ * - follow: session_read with wait streams every new transcript line as a progress notification,
+ *   in order, and its lines are exactly what it streamed; a cancelled follow ends and the server
+ *   goes on serving;
+ * - steer: a running turn is stopped and recorded steered and turn 2 resumes the session; a
+ *   session whose agent never reported an id cannot be steered and nothing is killed; a send
+ *   without steer while a turn runs is refused;
+ * - retention: beyond the policy's max_sessions the oldest finished session is reaped;
+ * - nothing is written outside .ai/local (git status stays clean).
+ */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { git } from '../helpers/fixture-repo.js';
+import {
+  answer,
+  FAKE_AGENT,
+  HARNESS_RELATIVE,
+  harnessFiles,
+  invocations,
+  parseLines,
+  readAll,
+  refusal,
+  resourceText,
+  scratchDir,
+  sessionDir,
+  status,
+  waitForInvocations,
+  waitForTurnEnd,
+  procAlive,
+  waitForGone,
+} from '../helpers/harness.js';
+import { Scene } from '../helpers/shared.js';
+import { waitFor } from '../helpers/wait.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('harness sessions through the owner\'s stdio client', () => {
+  const scene = new Scene();
+  afterEach(() => scene.cleanup());
+
+  it('lists only the nominated profiles, marks the default and names a missing command', async () => {
+    const repo = await scene.repo({
+      files: harnessFiles({
+        profiles: {
+          alpha: { agent: 'claude', description: 'the default one' },
+          beta: { agent: 'codex', model: 'm1', mode: 'read-only', cwd: 'src' },
+          hidden: { agent: 'claude', enabled: false },
+          broken: { agent: 'gemini', command: '/nonexistent/gemini-cli' },
+        },
+        policy: { default_profile: 'alpha' },
+      }),
+    });
+    const owner = await scene.client(repo.root);
+    const { profiles } = await answer(owner.client, 'list_profiles');
+    expect(profiles).toEqual([
+      { id: 'alpha', agent: 'claude', description: 'the default one', isDefault: true },
+      { id: 'beta', agent: 'codex', model: 'm1', mode: 'read-only', cwd: 'src', isDefault: false },
+      { id: 'broken', agent: 'gemini', isDefault: false, error: expect.stringContaining('"/nonexistent/gemini-cli" was not found') },
+    ]);
+    // A profile that is not nominated does not exist for spawn either.
+    expect(await refusal(owner.client, 'spawn', { profile: 'hidden', prompt: 'hi' })).toContain('not nominated');
+  });
+
+  it('spawns with wait, resumes with send, and shows status, tail, cursor pages and resources', async () => {
+    const scratch = await scratchDir(scene);
+    const log = join(scratch, 'agent.log');
+    const repo = await scene.repo({
+      files: harnessFiles({ profiles: { worker: { agent: 'claude', model: 'opus', env: { FAKE_AGENT_LOG: log, SECRET_TOKEN: 'do-not-show' } } } }),
+    });
+    const owner = await scene.client(repo.root);
+
+    const first = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'stderr:a warning\nanswer:first answer', wait: true });
+    expect(first).toMatchObject({ profile: 'worker', agent: 'claude', status: 'exited', turn: 1, exitCode: 0, timedOut: false, answer: 'first answer', text: 'first answer' });
+    expect(first.session).toMatch(UUID);
+    expect(first.nextCursor).toBeUndefined();
+    const dir = `${HARNESS_RELATIVE}/${first.session}`;
+    expect(first.sessionInfo).toEqual({
+      profile: 'worker',
+      agent: 'claude',
+      model: 'opus',
+      cwd: '.',
+      startedAt: expect.any(String),
+      turnStartedAt: expect.any(String),
+      pid: expect.any(Number),
+      files: { dir, transcript: `${dir}/turns/1/transcript.jsonl`, stderr: `${dir}/turns/1/stderr.log`, done: `${dir}/turns/1/done.json` },
+      argv: [FAKE_AGENT, '-p', '--output-format', 'stream-json', '--verbose', '--model', 'opus'],
+      // Names only: the values (the log's path, the secret) never appear.
+      env: ['FAKE_AGENT_LOG', 'FAKE_AGENT_VENDOR', 'MAJORDOMUS_SPAWN_DEPTH', 'SECRET_TOKEN'],
+      promptBytes: Buffer.byteLength('stderr:a warning\nanswer:first answer'),
+    });
+    expect(JSON.stringify(first)).not.toContain('do-not-show');
+    for (const file of Object.values(first.sessionInfo.files) as string[]) expect(existsSync(join(repo.root, file)), file).toBe(true);
+    expect(statSync(join(repo.root, dir)).mode & 0o777).toBe(0o700);
+
+    const [turn1] = await waitForInvocations(log, 1);
+    expect(turn1?.resumeId).toBeNull();
+    const vendorId = turn1?.sessionId as string;
+    expect(vendorId).toMatch(UUID);
+
+    const second = await answer(owner.client, 'session_send', { session: first.session, prompt: 'answer:second answer', wait: true });
+    expect(second).toMatchObject({ session: first.session, delivery: 'resumed', status: 'exited', turn: 2, exitCode: 0, answer: 'second answer' });
+    const [, turn2] = await waitForInvocations(log, 2);
+    // The second turn resumed the agent's own session, replaying the launch (model, cwd).
+    expect(turn2).toMatchObject({ resumeId: vendorId, sessionId: vendorId, model: 'opus', cwd: repo.root, prompt: 'answer:second answer' });
+    expect(second.sessionInfo.files.transcript).toBe(`${dir}/turns/2/transcript.jsonl`);
+    expect(second.sessionInfo.argv).not.toContain(vendorId);
+    expect(second.sessionInfo.argv).toContain('--resume');
+
+    const now = await status(owner.client, first.session);
+    expect(now).toEqual({
+      session: first.session,
+      status: 'exited',
+      turn: 2,
+      turnFinished: true,
+      transcriptBytes: expect.any(Number),
+      hasResult: true,
+      exitCode: 0,
+      turns: [
+        { turn: 1, status: 'exited', exitCode: 0 },
+        { turn: 2, status: 'exited', exitCode: 0 },
+      ],
+    });
+    expect(now.transcriptBytes).toBeGreaterThan(0);
+    const older = await answer(owner.client, 'session_status', { session: first.session, turn: 1 });
+    expect(older).toMatchObject({ turn: 1, status: 'exited', hasResult: true });
+
+    // The tail of the latest turn: its last lines, and nothing left to read.
+    const tail = await answer(owner.client, 'session_read', { session: first.session, tail: 2 });
+    expect(tail.nextCursor).toBeUndefined();
+    expect(parseLines(tail.lines).map((l) => l.kind)).toEqual(['assistant', 'result']);
+    expect(parseLines(tail.lines)[1]?.event).toMatchObject({ type: 'result', result: 'second answer' });
+    // stderr is that of the latest turn (turn 2 wrote none); turn 1's stayed in its file.
+    expect(tail.stderr).toBeUndefined();
+
+    // The vendor's id is on no answer but the transcript (the CLI's own output).
+    const list = await answer(owner.client, 'session_list');
+    expect(list.sessions).toEqual([
+      { session: first.session, profile: 'worker', agent: 'claude', status: 'exited', createdAt: first.sessionInfo.startedAt, lastTurnAt: second.sessionInfo.turnStartedAt, exitCode: 0 },
+    ]);
+    for (const shown of [first, second, now, older, list]) expect(JSON.stringify(shown)).not.toContain(vendorId);
+    expect(tail.lines.join('\n')).toContain(vendorId);
+
+    // Resources: the index, and the session's parts.
+    const index = await resourceText(owner.client, 'majordomus://sessions');
+    expect(JSON.parse(index.text)).toEqual(list);
+    const result = await resourceText(owner.client, `majordomus://sessions/${first.session}/result`);
+    expect(result).toEqual({ text: 'second answer', mimeType: 'text/plain' });
+    const statusResource = await resourceText(owner.client, `majordomus://sessions/${first.session}/status`);
+    expect(JSON.parse(statusResource.text)).toEqual(now);
+    const transcript = await resourceText(owner.client, `majordomus://sessions/${first.session}/transcript`);
+    const transcriptLines = transcript.text.trimEnd().split('\n');
+    expect(parseLines(transcriptLines).map((l) => l.kind)).toEqual(['system', 'assistant', 'result']);
+    expect(transcriptLines.slice(-2)).toEqual(tail.lines);
+    const stderr = await resourceText(owner.client, `majordomus://sessions/${first.session}/stderr`);
+    expect(stderr.text).toBe('');
+    const { resourceTemplates } = await owner.client.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toContain('majordomus://sessions/{session}/{part}');
+    for (const resource of (await owner.client.listResources()).resources) expect(resource.uri).not.toContain('{');
+    expect((await owner.client.listResources()).resources.map((r) => r.uri)).toContain('majordomus://sessions');
+  });
+
+  it('pages a transcript by cursor, at most about 60 KB a page, across turns, until it is all read', async () => {
+    const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'codex' } } }) });
+    const owner = await scene.client(repo.root);
+    // 1000 lines of about 95 bytes: more than one page.
+    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'lines:1000:0 answer:paged' });
+    expect(spawned.status).toBe('running');
+    const start = spawned.nextCursor as string;
+    expect(start).toEqual(expect.any(String));
+    // While the turn runs, a read always hands a cursor on.
+    const early = await answer(owner.client, 'session_read', { session: spawned.session, cursor: start });
+    if ((await status(owner.client, spawned.session)).status === 'running') expect(early.nextCursor).toEqual(expect.any(String));
+    await waitForTurnEnd(owner.client, spawned.session);
+    await answer(owner.client, 'session_send', { session: spawned.session, prompt: 'answer:turn two', wait: true });
+
+    const pages = await readAll(owner.client, spawned.session, start);
+    expect(pages.length).toBeGreaterThanOrEqual(2);
+    for (const page of pages) expect(page.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0)).toBeLessThanOrEqual(60_001);
+    const all = parseLines(pages.flat());
+    const ticks = all.filter((l) => l.event?.type === 'tick');
+    expect(ticks).toHaveLength(1000);
+    // Turn 1's lines, then turn 2's, each exactly once.
+    const answers = all.filter((l) => l.event?.type === 'item.completed').map((l) => l.event.item.text);
+    expect(answers).toEqual(['paged', 'turn two']);
+    expect(all.filter((l) => l.event?.type === 'thread.started')).toHaveLength(2);
+    expect(all.at(-1)?.event).toEqual({ type: 'turn.completed', usage: expect.any(Object) });
+  });
+
+  it('kills a running session (terminated, killed), reaps it on a second kill, and then no longer knows it', async () => {
+    const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'claude' } } }) });
+    const owner = await scene.client(repo.root);
+    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'sleep:600000' });
+    const pid = spawned.sessionInfo.pid as number;
+    expect(procAlive(pid)).toBe(true);
+    await waitFor(async () => (await answer(owner.client, 'session_read', { session: spawned.session })).lines.length > 0, { what: 'the agent to start', timeoutMs: 30_000 });
+
+    const killed = await answer(owner.client, 'session_kill', { session: spawned.session });
+    expect(killed).toEqual({ session: spawned.session, action: 'terminated', wasRunning: true });
+    expect(procAlive(pid)).toBe(false);
+    const after = await status(owner.client, spawned.session);
+    expect(after).toMatchObject({ status: 'killed', turnFinished: true, turns: [{ turn: 1, status: 'killed' }] });
+    expect((await resourceText(owner.client, `majordomus://sessions/${spawned.session}/result`)).text).toBe('error: the turn was killed');
+    const dir = sessionDir(repo.root, spawned.session);
+    expect(existsSync(join(dir, 'turns/1/done.json'))).toBe(true);
+
+    const reaped = await answer(owner.client, 'session_kill', { session: spawned.session });
+    expect(reaped).toEqual({ session: spawned.session, action: 'reaped', wasRunning: false });
+    expect(existsSync(dir)).toBe(false);
+    expect((await answer(owner.client, 'session_list')).sessions).toEqual([]);
+    expect(await refusal(owner.client, 'session_kill', { session: spawned.session })).toContain('call session_list');
+  });
+});
+
+describe('following a session', () => {
+  const scene = new Scene();
+  afterEach(() => scene.cleanup());
+
+  it('streams each new transcript line as a progress notification, in order, and answers exactly those lines', async () => {
+    const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'claude' } } }) });
+    const owner = await scene.client(repo.root);
+    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'lines:20:50 answer:followed' });
+    const streamed: string[] = [];
+    const progress: number[] = [];
+    const result = (await owner.client.callTool({ name: 'majordomus_session_read', arguments: { session: spawned.session, wait: true } }, undefined, {
+      timeout: 60_000,
+      onprogress: (p) => {
+        streamed.push(p.message as string);
+        progress.push(p.progress);
+      },
+    })) as { isError?: boolean; structuredContent?: any };
+    expect(result.isError ?? false).toBe(false);
+    const read = result.structuredContent as { lines: string[]; nextCursor?: string };
+    expect(read.lines).toEqual(streamed);
+    // It ended with the turn: everything was read.
+    expect(read.nextCursor).toBeUndefined();
+    expect(progress).toEqual(progress.map((_p, i) => i + 1));
+    // What it streamed is the end of the transcript, line for line, the ticks in their order.
+    const transcript = (await resourceText(owner.client, `majordomus://sessions/${spawned.session}/transcript`)).text.trimEnd().split('\n');
+    expect(streamed.length).toBeGreaterThan(2);
+    expect(transcript.slice(-streamed.length)).toEqual(streamed);
+    const parsed = parseLines(streamed);
+    expect(parsed.at(-1)?.event).toMatchObject({ type: 'result', result: 'followed' });
+    const ticks = parsed.filter((l) => l.event?.type === 'tick').map((l) => l.event.at as number);
+    expect(ticks.length).toBeGreaterThan(0);
+    expect(ticks).toEqual([...ticks].sort((a, b) => a - b));
+  });
+
+  it('ends a follow the caller cancels, leaves the turn running, and goes on serving', async () => {
+    const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'claude' } } }) });
+    const owner = await scene.client(repo.root);
+    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'lines:600:100' });
+    const controller = new AbortController();
+    let streamed = 0;
+    const follow = owner.client.callTool({ name: 'majordomus_session_read', arguments: { session: spawned.session, wait: true } }, undefined, {
+      timeout: 60_000,
+      signal: controller.signal,
+      onprogress: () => {
+        streamed += 1;
+        if (streamed === 2) controller.abort('enough');
+      },
+    });
+    await expect(follow).rejects.toThrow();
+    expect(streamed).toBeGreaterThanOrEqual(2);
+    // The server answers the next calls, the turn goes on, and a new follow works.
+    const now = await status(owner.client, spawned.session);
+    expect(now.status).toBe('running');
+    const again = (await owner.client.callTool({ name: 'majordomus_session_read', arguments: { session: spawned.session, wait: true, timeout_seconds: 1 } }, undefined, {
+      timeout: 60_000,
+      onprogress: () => undefined,
+    })) as { structuredContent?: any };
+    expect(again.structuredContent.lines.length).toBeGreaterThan(0);
+    expect(again.structuredContent.nextCursor).toEqual(expect.any(String));
+    expect(await answer(owner.client, 'session_kill', { session: spawned.session })).toMatchObject({ action: 'terminated' });
+  });
+});
+
+describe('steering a session', () => {
+  const scene = new Scene();
+  afterEach(() => scene.cleanup());
+
+  it('stops the running turn, records it steered, and resumes the session in turn 2', async () => {
+    const scratch = await scratchDir(scene);
+    const log = join(scratch, 'agent.log');
+    const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'claude', env: { FAKE_AGENT_LOG: log } } } }) });
+    const owner = await scene.client(repo.root);
+    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'sleep:600000' });
+    const firstPid = spawned.sessionInfo.pid as number;
+    // Once the agent's first event is in the transcript, its session id is known.
+    await waitFor(async () => (await answer(owner.client, 'session_read', { session: spawned.session })).lines.length > 0, { what: 'the init event', timeoutMs: 30_000 });
+    const [turn1] = await waitForInvocations(log, 1);
+
+    expect(await refusal(owner.client, 'session_send', { session: spawned.session, prompt: 'answer:too early' })).toContain('already has a turn in flight; wait');
+    const steered = await answer(owner.client, 'session_send', { session: spawned.session, prompt: 'answer:new direction', steer: true, wait: true });
+    expect(steered).toMatchObject({ delivery: 'steered', turn: 2, status: 'exited', exitCode: 0, answer: 'new direction' });
+    expect(procAlive(firstPid)).toBe(false);
+    const [, turn2] = await waitForInvocations(log, 2);
+    expect(turn2?.resumeId).toBe(turn1?.sessionId);
+    expect(await status(owner.client, spawned.session)).toMatchObject({
+      status: 'exited',
+      turn: 2,
+      turns: [
+        { turn: 1, status: 'steered' },
+        { turn: 2, status: 'exited', exitCode: 0 },
+      ],
+    });
+    expect((await resourceText(owner.client, `majordomus://sessions/${spawned.session}/result`)).text).toBe('new direction');
+  });
+
+  it('refuses to steer a session whose agent never reported an id, and kills nothing', async () => {
+    const scratch = await scratchDir(scene);
+    const log = join(scratch, 'agent.log');
+    const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'codex', env: { FAKE_AGENT_LOG: log } } } }) });
+    const owner = await scene.client(repo.root);
+    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'no-session sleep:600000' });
+    const [started] = await waitForInvocations(log, 1);
+    const text = await refusal(owner.client, 'session_send', { session: spawned.session, prompt: 'answer:x', steer: true });
+    expect(text).toContain('the agent never reported a session id; spawn a new session instead');
+    expect(await status(owner.client, spawned.session)).toMatchObject({ status: 'running', turn: 1, turns: [{ turn: 1, status: 'running' }] });
+    expect(procAlive(started?.pid as number)).toBe(true);
+    expect(await invocations(log)).toHaveLength(1);
+    expect(await answer(owner.client, 'session_kill', { session: spawned.session })).toMatchObject({ action: 'terminated' });
+    await waitForGone([started?.pid as number], 10_000, 'the agent');
+  });
+});
+
+describe('the checkout around the harness', () => {
+  const scene = new Scene();
+  afterEach(() => scene.cleanup());
+
+  it('writes nothing outside .ai/local over a spawn, send and kill cycle', async () => {
+    const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'opencode', cwd: 'src' } } }) });
+    const owner = await scene.client(repo.root);
+    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'answer:one', wait: true });
+    await answer(owner.client, 'session_send', { session: spawned.session, prompt: 'sleep:600000' });
+    await answer(owner.client, 'session_kill', { session: spawned.session });
+    expect(existsSync(sessionDir(repo.root, spawned.session))).toBe(true);
+    expect(await git(repo.root, ['status', '--porcelain', '--untracked-files=all', '--ignored=no'])).toBe('');
+    const ignored = await git(repo.root, ['status', '--porcelain', '--untracked-files=all', '--ignored']);
+    for (const line of ignored.split('\n').filter((l) => l !== '')) expect(line).toMatch(/^!! \.ai\/local\//);
+    expect(ignored).toContain(`${HARNESS_RELATIVE}/${spawned.session}/turns/2/done.json`);
+  });
+
+  it('reaps the oldest finished session beyond max_sessions', async () => {
+    const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'gemini' } }, policy: { max_sessions: 2 } }) });
+    const owner = await scene.client(repo.root);
+    const ids: string[] = [];
+    for (const n of [1, 2, 3]) ids.push((await answer(owner.client, 'spawn', { profile: 'worker', prompt: `answer:number ${n}`, wait: true })).session);
+    const [oldest, ...kept] = ids as [string, string, string];
+    await waitFor(async () => (await answer(owner.client, 'session_list')).sessions.length === 2, { what: 'the oldest session to be reaped', timeoutMs: 10_000 });
+    expect((await answer(owner.client, 'session_list')).sessions.map((s: { session: string }) => s.session).sort()).toEqual([...kept].sort());
+    expect(existsSync(sessionDir(repo.root, oldest))).toBe(false);
+    for (const id of kept) expect(existsSync(sessionDir(repo.root, id))).toBe(true);
+    expect(await refusal(owner.client, 'session_status', { session: oldest })).toContain('call session_list');
+  });
+});
