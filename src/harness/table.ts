@@ -67,7 +67,8 @@ interface Prepared {
 interface Session {
   record: SessionRecord;
   turns: Turn[];
-  steering: boolean;
+  /** A send is preparing its turn (set before its first await): other sends and kills wait for it. */
+  launching: 'resume' | 'steer' | null;
   argv: string[];
   envNames: string[];
 }
@@ -117,6 +118,11 @@ export class Harness {
   readonly #options: HarnessOptions;
   readonly #store: SessionStore;
   readonly #sessions = new Map<string, Session>();
+  /**
+   * Turns admitted but not yet running (between the capacity check and the turn's start, which
+   * awaits): counted as live, so concurrent spawns and sends cannot pass the ceiling together.
+   */
+  #admitted = 0;
   #policy: HarnessPolicy;
   #stopping = false;
 
@@ -166,7 +172,7 @@ export class Harness {
       record.ownerPid = process.pid;
       record.ownerStartTicks = startTicksOf(process.pid);
       await this.#store.saveRecord(record);
-      this.#sessions.set(record.session, { record, turns, steering: false, argv: [], envNames: [] });
+      this.#sessions.set(record.session, { record, turns, launching: null, argv: [], envNames: [] });
       adopted += 1;
     }
     return { adopted, lost, killed };
@@ -212,6 +218,16 @@ export class Harness {
       ...pick('effort', withConfig.effort ?? profile.effort),
       ...pick('mode', input.mode ?? withConfig.mode ?? profile.mode),
     };
+    // No await between the capacity check and this: a concurrent spawn sees the reservation.
+    this.#admitted += 1;
+    try {
+      return await this.#spawnAdmitted(input, call, profile, launchRecord, depth);
+    } finally {
+      this.#admitted -= 1;
+    }
+  }
+
+  async #spawnAdmitted(input: SpawnInput, call: CallContext, profile: Profile, launchRecord: LaunchRecord, depth: number): Promise<LaunchAnswer> {
     const prompt = await promptOf(this.#options.root, input);
     const session = randomUUID();
     const createdAt = nowIso();
@@ -230,9 +246,10 @@ export class Harness {
       turn: 0,
     };
     const prepared = await this.#prepare(record, profile, prompt, null, depth);
-    const entry: Session = { record, turns: [], steering: false, argv: prepared.argv, envNames: prepared.envNames };
-    this.#sessions.set(session, entry);
+    const entry: Session = { record, turns: [], launching: null, argv: prepared.argv, envNames: prepared.envNames };
     const turn = await this.#startTurn(entry, prepared, prompt);
+    // Listed only once it has a turn: every reader may take a session's latest turn for granted.
+    this.#sessions.set(session, entry);
     return this.#launchAnswer(entry, turn, input, call);
   }
 
@@ -241,24 +258,30 @@ export class Harness {
     const entry = this.#session(input.session);
     const current = entry.turns.at(-1);
     const running = current?.status === 'running';
-    if (running && !input.steer) {
+    if (entry.launching === 'steer') throw new HarnessRefusal(`session ${input.session} is already being steered; wait for that turn to start`);
+    if ((running || entry.launching !== null) && !input.steer) {
       throw new HarnessRefusal(`session ${input.session} already has a turn in flight; wait (session_read with wait), read, or steer (session_send with steer: true)`);
     }
+    if (entry.launching !== null) throw new HarnessRefusal(`session ${input.session} is starting a turn; steer it once it runs (session_status shows it)`);
     if (entry.record.vendorId === undefined) {
       throw new HarnessRefusal(`cannot resume session ${input.session}: the agent never reported a session id; spawn a new session instead`);
     }
-    if (entry.steering) throw new HarnessRefusal(`session ${input.session} is already being steered; wait for that turn to start`);
     if (!running) this.#checkCapacity();
     const profile = profilesOf(this.#options.layer).get(entry.record.profile);
     if (profile === undefined || !profile.harness.enabled || !this.#policy.inScope(profile.id)) {
       throw new HarnessRefusal(`profile "${entry.record.profile}" of session ${input.session} is no longer nominated for the harness; call list_profiles`);
     }
-    const prompt = await promptOf(this.#options.root, input);
-    if (input.mode !== undefined) entry.record.launch.mode = input.mode;
+    // No await between the checks above and these reservations (see #admitted and launching).
+    entry.launching = running ? 'steer' : 'resume';
+    // A steered turn's successor too: it must not lose its place while the old turn stops.
+    this.#admitted += 1;
     let delivery: 'resumed' | 'steered' = 'resumed';
-    entry.steering = running;
     try {
-      const prepared = await this.#prepare(entry.record, profile, prompt, entry.record.vendorId, call.depth ?? this.#options.depth);
+      const prompt = await promptOf(this.#options.root, input);
+      // A mode given to send holds for the later turns too, once this one could be prepared.
+      const launch = input.mode === undefined ? entry.record.launch : { ...entry.record.launch, mode: input.mode };
+      const prepared = await this.#prepare({ ...entry.record, launch }, profile, prompt, entry.record.vendorId, call.depth ?? this.#options.depth);
+      entry.record.launch = launch;
       if (running && current) {
         delivery = 'steered';
         await this.#stopTurn(current, 'steered');
@@ -266,9 +289,14 @@ export class Harness {
       entry.argv = prepared.argv;
       entry.envNames = prepared.envNames;
       const turn = await this.#startTurn(entry, prepared, prompt);
+      entry.launching = null;
+      this.#admitted -= 1;
       return { ...(await this.#launchAnswer(entry, turn, input, call)), delivery };
     } finally {
-      entry.steering = false;
+      if (entry.launching !== null) {
+        entry.launching = null;
+        this.#admitted -= 1;
+      }
     }
   }
 
@@ -342,6 +370,7 @@ export class Harness {
   async kill(input: { session: string }): Promise<KillAnswer> {
     const entry = this.#session(input.session);
     const last = entry.turns.at(-1) as Turn;
+    if (entry.launching !== null) throw new HarnessRefusal(`session ${input.session} is starting a turn; kill it once it runs (session_status shows it)`);
     if (last.status !== 'running') {
       this.#sessions.delete(input.session);
       await this.#store.remove(input.session);
@@ -378,7 +407,7 @@ export class Harness {
   }
 
   get liveCount(): number {
-    let live = 0;
+    let live = this.#admitted;
     for (const entry of this.#sessions.values()) if (entry.turns.at(-1)?.status === 'running') live += 1;
     return live;
   }
@@ -570,7 +599,8 @@ export class Harness {
   }
 
   async #reapBeyondRetention(): Promise<void> {
-    const finished = [...this.#sessions.values()].filter((s) => s.turns.at(-1)?.status !== 'running');
+    // A session starting its next turn is not finished, whatever its last turn did.
+    const finished = [...this.#sessions.values()].filter((s) => s.launching === null && s.turns.at(-1)?.status !== 'running');
     const excess = finished.length - this.#policy.limits.maxSessions;
     if (excess <= 0) return;
     finished.sort((a, b) => (a.turns.at(-1)?.done?.endedAt ?? '').localeCompare(b.turns.at(-1)?.done?.endedAt ?? ''));
