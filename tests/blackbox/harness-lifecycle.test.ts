@@ -12,12 +12,8 @@
  * - the session resources (index, status, result, transcript, stderr) and the template;
  * - session_kill terminates a running session (killed), reaps a finished one (its directory
  *   gone), and then no longer knows it;
- * - follow: session_read with wait streams every new transcript line as a progress notification,
- *   in order, and its lines are exactly what it streamed; a cancelled follow ends and the server
- *   goes on serving;
- * - steer: a running turn is stopped and recorded steered and turn 2 resumes the session; a
- *   session whose agent never reported an id cannot be steered and nothing is killed; a send
- *   without steer while a turn runs is refused;
+ * - every turn replays the launch (cwd, model, mode, args), sessionInfo shows secret-looking
+ *   arguments redacted, and a refused send leaves the launch as it was;
  * - retention: beyond the policy's max_sessions the oldest finished session is reaped;
  * - nothing is written outside .ai/local (git status stays clean).
  */
@@ -30,7 +26,6 @@ import {
   FAKE_AGENT,
   HARNESS_RELATIVE,
   harnessFiles,
-  invocations,
   parseLines,
   readAll,
   refusal,
@@ -41,7 +36,6 @@ import {
   waitForInvocations,
   waitForTurnEnd,
   procAlive,
-  waitForGone,
 } from '../helpers/harness.js';
 import { Scene } from '../helpers/shared.js';
 import { waitFor } from '../helpers/wait.js';
@@ -173,6 +167,47 @@ describe('harness sessions through the owner\'s stdio client', () => {
     expect((await owner.client.listResources()).resources.map((r) => r.uri)).toContain('majordomus://sessions');
   });
 
+  it('replays the launch (cwd, model, mode, args) on every turn, shows secret arguments redacted, and a refused send changes nothing', async () => {
+    const scratch = await scratchDir(scene);
+    const log = join(scratch, 'agent.log');
+    const repo = await scene.repo({
+      files: harnessFiles({
+        profiles: {
+          worker: { agent: 'claude', args: ['--append-system-prompt', 'be brief'], env: { FAKE_AGENT_LOG: log } },
+          reader: { agent: 'gemini', env: { FAKE_AGENT_LOG: log } },
+        },
+      }),
+    });
+    const owner = await scene.client(repo.root);
+    const first = await answer(owner.client, 'spawn', {
+      profile: 'worker',
+      prompt: 'answer:one',
+      cwd: 'src',
+      with_config: { model: 'm2', mode: 'plan' },
+      args: ['--api-key', 'sk-secret', '--token=abc'],
+      wait: true,
+    });
+    expect(first.sessionInfo).toMatchObject({ cwd: 'src', model: 'm2', mode: 'plan' });
+    expect(first.sessionInfo.argv).toEqual(expect.arrayContaining(['--append-system-prompt', 'be brief', '--api-key', '[redacted]', '--token=[redacted]']));
+    expect(JSON.stringify(first)).not.toMatch(/sk-secret|abc/);
+    await answer(owner.client, 'session_send', { session: first.session, prompt: 'answer:two', wait: true });
+    const [turn1, turn2] = await waitForInvocations(log, 2);
+    for (const turn of [turn1, turn2]) {
+      expect(turn).toMatchObject({ cwd: join(repo.root, 'src'), model: 'm2', mode: 'plan' });
+      expect(turn?.argv).toEqual(expect.arrayContaining(['--append-system-prompt', 'be brief', '--api-key', 'sk-secret', '--token=abc']));
+    }
+
+    // A send the agent's CLI cannot take is refused, and the session's launch stays as it was.
+    const reader = await answer(owner.client, 'spawn', { profile: 'reader', prompt: 'answer:three', wait: true });
+    const tooLong = `answer:${'x'.repeat(100 * 1024)}`;
+    expect(await refusal(owner.client, 'session_send', { session: reader.session, prompt: tooLong, mode: 'yolo' })).toContain('gemini takes its prompt as one argument');
+    const after = await answer(owner.client, 'session_send', { session: reader.session, prompt: 'answer:four', wait: true });
+    expect(after.sessionInfo.mode).toBeUndefined();
+    const runs = await waitForInvocations(log, 4);
+    expect(runs.map((r) => r.prompt)).toEqual(['answer:one', 'answer:two', 'answer:three', 'answer:four']);
+    expect(runs[3]?.mode).toBeNull();
+  });
+
   it('pages a transcript by cursor, at most about 60 KB a page, across turns, until it is all read', async () => {
     const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'codex' } } }) });
     const owner = await scene.client(repo.root);
@@ -225,118 +260,6 @@ describe('harness sessions through the owner\'s stdio client', () => {
   });
 });
 
-describe('following a session', () => {
-  const scene = new Scene();
-  afterEach(() => scene.cleanup());
-
-  it('streams each new transcript line as a progress notification, in order, and answers exactly those lines', async () => {
-    const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'claude' } } }) });
-    const owner = await scene.client(repo.root);
-    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'lines:20:50 answer:followed' });
-    const streamed: string[] = [];
-    const progress: number[] = [];
-    const result = (await owner.client.callTool({ name: 'majordomus_session_read', arguments: { session: spawned.session, wait: true } }, undefined, {
-      timeout: 60_000,
-      onprogress: (p) => {
-        streamed.push(p.message as string);
-        progress.push(p.progress);
-      },
-    })) as { isError?: boolean; structuredContent?: any };
-    expect(result.isError ?? false).toBe(false);
-    const read = result.structuredContent as { lines: string[]; nextCursor?: string };
-    expect(read.lines).toEqual(streamed);
-    // It ended with the turn: everything was read.
-    expect(read.nextCursor).toBeUndefined();
-    expect(progress).toEqual(progress.map((_p, i) => i + 1));
-    // What it streamed is the end of the transcript, line for line, the ticks in their order.
-    const transcript = (await resourceText(owner.client, `majordomus://sessions/${spawned.session}/transcript`)).text.trimEnd().split('\n');
-    expect(streamed.length).toBeGreaterThan(2);
-    expect(transcript.slice(-streamed.length)).toEqual(streamed);
-    const parsed = parseLines(streamed);
-    expect(parsed.at(-1)?.event).toMatchObject({ type: 'result', result: 'followed' });
-    const ticks = parsed.filter((l) => l.event?.type === 'tick').map((l) => l.event.at as number);
-    expect(ticks.length).toBeGreaterThan(0);
-    expect(ticks).toEqual([...ticks].sort((a, b) => a - b));
-  });
-
-  it('ends a follow the caller cancels, leaves the turn running, and goes on serving', async () => {
-    const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'claude' } } }) });
-    const owner = await scene.client(repo.root);
-    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'lines:600:100' });
-    const controller = new AbortController();
-    let streamed = 0;
-    const follow = owner.client.callTool({ name: 'majordomus_session_read', arguments: { session: spawned.session, wait: true } }, undefined, {
-      timeout: 60_000,
-      signal: controller.signal,
-      onprogress: () => {
-        streamed += 1;
-        if (streamed === 2) controller.abort('enough');
-      },
-    });
-    await expect(follow).rejects.toThrow();
-    expect(streamed).toBeGreaterThanOrEqual(2);
-    // The server answers the next calls, the turn goes on, and a new follow works.
-    const now = await status(owner.client, spawned.session);
-    expect(now.status).toBe('running');
-    const again = (await owner.client.callTool({ name: 'majordomus_session_read', arguments: { session: spawned.session, wait: true, timeout_seconds: 1 } }, undefined, {
-      timeout: 60_000,
-      onprogress: () => undefined,
-    })) as { structuredContent?: any };
-    expect(again.structuredContent.lines.length).toBeGreaterThan(0);
-    expect(again.structuredContent.nextCursor).toEqual(expect.any(String));
-    expect(await answer(owner.client, 'session_kill', { session: spawned.session })).toMatchObject({ action: 'terminated' });
-  });
-});
-
-describe('steering a session', () => {
-  const scene = new Scene();
-  afterEach(() => scene.cleanup());
-
-  it('stops the running turn, records it steered, and resumes the session in turn 2', async () => {
-    const scratch = await scratchDir(scene);
-    const log = join(scratch, 'agent.log');
-    const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'claude', env: { FAKE_AGENT_LOG: log } } } }) });
-    const owner = await scene.client(repo.root);
-    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'sleep:600000' });
-    const firstPid = spawned.sessionInfo.pid as number;
-    // Once the agent's first event is in the transcript, its session id is known.
-    await waitFor(async () => (await answer(owner.client, 'session_read', { session: spawned.session })).lines.length > 0, { what: 'the init event', timeoutMs: 30_000 });
-    const [turn1] = await waitForInvocations(log, 1);
-
-    expect(await refusal(owner.client, 'session_send', { session: spawned.session, prompt: 'answer:too early' })).toContain('already has a turn in flight; wait');
-    const steered = await answer(owner.client, 'session_send', { session: spawned.session, prompt: 'answer:new direction', steer: true, wait: true });
-    expect(steered).toMatchObject({ delivery: 'steered', turn: 2, status: 'exited', exitCode: 0, answer: 'new direction' });
-    expect(procAlive(firstPid)).toBe(false);
-    const [, turn2] = await waitForInvocations(log, 2);
-    expect(turn2?.resumeId).toBe(turn1?.sessionId);
-    expect(await status(owner.client, spawned.session)).toMatchObject({
-      status: 'exited',
-      turn: 2,
-      turns: [
-        { turn: 1, status: 'steered' },
-        { turn: 2, status: 'exited', exitCode: 0 },
-      ],
-    });
-    expect((await resourceText(owner.client, `majordomus://sessions/${spawned.session}/result`)).text).toBe('new direction');
-  });
-
-  it('refuses to steer a session whose agent never reported an id, and kills nothing', async () => {
-    const scratch = await scratchDir(scene);
-    const log = join(scratch, 'agent.log');
-    const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'codex', env: { FAKE_AGENT_LOG: log } } } }) });
-    const owner = await scene.client(repo.root);
-    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'no-session sleep:600000' });
-    const [started] = await waitForInvocations(log, 1);
-    const text = await refusal(owner.client, 'session_send', { session: spawned.session, prompt: 'answer:x', steer: true });
-    expect(text).toContain('the agent never reported a session id; spawn a new session instead');
-    expect(await status(owner.client, spawned.session)).toMatchObject({ status: 'running', turn: 1, turns: [{ turn: 1, status: 'running' }] });
-    expect(procAlive(started?.pid as number)).toBe(true);
-    expect(await invocations(log)).toHaveLength(1);
-    expect(await answer(owner.client, 'session_kill', { session: spawned.session })).toMatchObject({ action: 'terminated' });
-    await waitForGone([started?.pid as number], 10_000, 'the agent');
-  });
-});
-
 describe('the checkout around the harness', () => {
   const scene = new Scene();
   afterEach(() => scene.cleanup());
@@ -354,16 +277,24 @@ describe('the checkout around the harness', () => {
     expect(ignored).toContain(`${HARNESS_RELATIVE}/${spawned.session}/turns/2/done.json`);
   });
 
-  it('reaps the oldest finished session beyond max_sessions', async () => {
+  it('reaps the oldest finished session beyond max_sessions, and never a running one', async () => {
     const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'gemini' } }, policy: { max_sessions: 2 } }) });
     const owner = await scene.client(repo.root);
+    // The oldest of all, but running: never reaped.
+    const running = (await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'sleep:600000' })).session as string;
     const ids: string[] = [];
     for (const n of [1, 2, 3]) ids.push((await answer(owner.client, 'spawn', { profile: 'worker', prompt: `answer:number ${n}`, wait: true })).session);
     const [oldest, ...kept] = ids as [string, string, string];
-    await waitFor(async () => (await answer(owner.client, 'session_list')).sessions.length === 2, { what: 'the oldest session to be reaped', timeoutMs: 10_000 });
-    expect((await answer(owner.client, 'session_list')).sessions.map((s: { session: string }) => s.session).sort()).toEqual([...kept].sort());
-    expect(existsSync(sessionDir(repo.root, oldest))).toBe(false);
-    for (const id of kept) expect(existsSync(sessionDir(repo.root, id))).toBe(true);
+    // Reaping follows the third turn's end: it leaves the table, then its directory goes.
+    await waitFor(async () => (await answer(owner.client, 'session_list')).sessions.length === 3 && !existsSync(sessionDir(repo.root, oldest)), {
+      what: 'the oldest finished session to be reaped',
+      timeoutMs: 10_000,
+    });
+    const listed = (await answer(owner.client, 'session_list')).sessions.map((s: { session: string }) => s.session);
+    expect(listed[0]).toBe(running);
+    expect(listed.slice(1).sort()).toEqual([...kept].sort());
+    for (const id of [running, ...kept]) expect(existsSync(sessionDir(repo.root, id))).toBe(true);
     expect(await refusal(owner.client, 'session_status', { session: oldest })).toContain('call session_list');
+    expect(await answer(owner.client, 'session_kill', { session: running })).toMatchObject({ action: 'terminated' });
   });
 });
