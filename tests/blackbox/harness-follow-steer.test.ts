@@ -3,8 +3,8 @@
  * driven by the MCP SDK's client) in temporary git repositories whose profiles run the fake agent
  * CLI. Covers:
  * - follow: session_read with wait streams every new transcript line as a progress notification,
- *   in order, and its lines are exactly what it streamed; a cancelled follow ends, the turn goes
- *   on and the server goes on serving;
+ *   in order, and its lines are exactly what it streamed; a cancelled follow (of a read or a
+ *   spawn) ends, the turn goes on to its own answer and the server goes on serving;
  * - steer: a running turn is stopped and recorded steered and turn 2 resumes the agent's own
  *   session; a second steer while the first is under way is refused; a session whose agent never
  *   reported an id cannot be steered and nothing is killed; a send without steer while a turn
@@ -24,6 +24,7 @@ import {
   status,
   waitForGone,
   waitForInvocations,
+  waitForTurnEnd,
 } from '../helpers/harness.js';
 import { Scene } from '../helpers/shared.js';
 import { waitFor } from '../helpers/wait.js';
@@ -88,6 +89,19 @@ describe('following a session', () => {
     expect(again.structuredContent.lines.length).toBeGreaterThan(0);
     expect(again.structuredContent.nextCursor).toEqual(expect.any(String));
     expect(await answer(owner.client, 'session_kill', { session: spawned.session })).toMatchObject({ action: 'terminated' });
+
+    // A cancelled spawn with wait leaves its turn to end as it would have, answer and all.
+    const abandoned = new AbortController();
+    const spawnedWaiting = owner.client.callTool({ name: 'majordomus_spawn', arguments: { profile: 'worker', prompt: 'lines:10:100 answer:kept anyway', wait: true } }, undefined, {
+      timeout: 60_000,
+      signal: abandoned.signal,
+      onprogress: () => abandoned.abort('enough'),
+    });
+    await expect(spawnedWaiting).rejects.toThrow();
+    const [later] = (await answer(owner.client, 'session_list')).sessions.filter((s: { session: string }) => s.session !== spawned.session);
+    const ended = await waitForTurnEnd(owner.client, later.session);
+    expect(ended).toMatchObject({ status: 'exited', exitCode: 0, hasResult: true });
+    expect((await resourceText(owner.client, `majordomus://sessions/${later.session}/result`)).text).toBe('kept anyway');
   });
 });
 

@@ -3,15 +3,16 @@
  * owner, driven by the MCP SDK's client) in a temporary git repository whose profiles run the fake
  * agent CLI. Covers:
  * - list_profiles shows the nominated profiles only, marks the policy's default and names the
- *   problem of a profile whose command does not exist;
+ *   problem of a profile whose command does not exist or whose cwd is missing or outside;
  * - spawn with wait answers the agent's answer, exit code and sessionInfo (argv without the
  *   vendor's session id, env names only, the turn's files under .ai/local/state/harness);
  *   session_send resumes the vendor's own session (turn 2 runs with turn 1's id); session_status
  *   lists the turns; session_read gives the tail and pages by cursor across turns, ≤ 60 KB a
  *   page, the cursor absent only once the session exited and all was read;
  * - the session resources (index, status, result, transcript, stderr) and the template;
- * - session_kill terminates a running session (killed), reaps a finished one (its directory
- *   gone), and then no longer knows it;
+ * - a wait that reaches its deadline answers timedOut and the turn goes on; session_kill
+ *   terminates a running session (killed), reaps a finished one (its directory gone), and
+ *   then no longer knows it;
  * - every turn replays the launch (cwd, model, mode, args), sessionInfo shows secret-looking
  *   arguments redacted, and a refused send leaves the launch as it was;
  * - retention: beyond the policy's max_sessions the oldest finished session is reaped;
@@ -54,6 +55,8 @@ describe('harness sessions through the owner\'s stdio client', () => {
           beta: { agent: 'codex', model: 'm1', mode: 'read-only', cwd: 'src' },
           hidden: { agent: 'claude', enabled: false },
           broken: { agent: 'gemini', command: '/nonexistent/gemini-cli' },
+          lost: { agent: 'opencode', cwd: 'no/such/dir' },
+          outside: { agent: 'executor', cwd: '../elsewhere' },
         },
         policy: { default_profile: 'alpha' },
       }),
@@ -64,6 +67,8 @@ describe('harness sessions through the owner\'s stdio client', () => {
       { id: 'alpha', agent: 'claude', description: 'the default one', isDefault: true },
       { id: 'beta', agent: 'codex', model: 'm1', mode: 'read-only', cwd: 'src', isDefault: false },
       { id: 'broken', agent: 'gemini', isDefault: false, error: expect.stringContaining('"/nonexistent/gemini-cli" was not found') },
+      { id: 'lost', agent: 'opencode', cwd: 'no/such/dir', isDefault: false, error: 'cwd "no/such/dir" does not exist in the checkout' },
+      { id: 'outside', agent: 'executor', cwd: '../elsewhere', isDefault: false, error: 'cwd "../elsewhere" leads outside the checkout; give a path inside it' },
     ]);
     // A profile that is not nominated does not exist for spawn either.
     expect(await refusal(owner.client, 'spawn', { profile: 'hidden', prompt: 'hi' })).toContain('not nominated');
@@ -238,7 +243,10 @@ describe('harness sessions through the owner\'s stdio client', () => {
   it('kills a running session (terminated, killed), reaps it on a second kill, and then no longer knows it', async () => {
     const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'claude' } } }) });
     const owner = await scene.client(repo.root);
-    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'sleep:600000' });
+    // A wait that reaches its deadline answers, and the turn goes on.
+    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'sleep:600000', wait: true, timeout_seconds: 1 });
+    expect(spawned).toMatchObject({ status: 'running', timedOut: true, nextCursor: expect.any(String) });
+    expect(spawned.text).toContain('follow it with session_read (wait: true)');
     const pid = spawned.sessionInfo.pid as number;
     expect(procAlive(pid)).toBe(true);
     await waitFor(async () => (await answer(owner.client, 'session_read', { session: spawned.session })).lines.length > 0, { what: 'the agent to start', timeoutMs: 30_000 });

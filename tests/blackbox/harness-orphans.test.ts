@@ -5,15 +5,23 @@
  * - an owner killed with SIGKILL takes its agents' whole process groups (grandchildren included)
  *   with it within two seconds; the server that takes over reports the turn `lost`, keeps its
  *   transcript readable, and session_send resumes the agent's own session;
+ * - a group that outlived its dead owner (its leader stopped, so the parent-death signal could not
+ *   act) is killed by the successor, which first checks pid, group and start time: a record
+ *   naming a pid that now runs something else, or a session of a live owner, is never signalled;
  * - a graceful shutdown stops every running agent (its grandchildren too) and records the turn
  *   `killed`;
  * - the servers of one checkout never signal the agents of another: starting, killing and
  *   restarting one checkout's server leaves the other checkout's agent running.
  */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   answer,
+  HARNESS_RELATIVE,
   harnessFiles,
   parseLines,
   procAlive,
@@ -24,8 +32,18 @@ import {
   waitForPidFile,
   type ProfileSpec,
 } from '../helpers/harness.js';
-import { Scene, waitForLease } from '../helpers/shared.js';
+import { Scene, waitForLease, waitForLog } from '../helpers/shared.js';
 import { isAlive, waitFor } from '../helpers/wait.js';
+
+/** Field 22 of /proc/PID/stat (start time in clock ticks), or null when the process is gone. */
+function startTicks(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
 
 function worker(env: Record<string, string>): Record<string, ProfileSpec> {
   return { worker: { agent: 'claude', env } };
@@ -74,6 +92,72 @@ describe('orphans', () => {
         { turn: 2, status: 'exited', exitCode: 0 },
       ],
     });
+  });
+
+  it('has the successor kill a dead owner\'s group that outlived it, once pid, group and start time match', async () => {
+    const scratch = await scratchDir(scene);
+    const log = join(scratch, 'agent.log');
+    const pidFile = join(scratch, 'grandchild.pid');
+    const repo = await scene.repo({ files: harnessFiles({ profiles: worker({ FAKE_AGENT_LOG: log, FAKE_AGENT_PIDFILE: pidFile }) }) });
+    const owner = await scene.client(repo.root);
+    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'grandchild sleep:600000' });
+    const leader = spawned.sessionInfo.pid as number;
+    const [run] = await waitForInvocations(log, 1);
+    const grandchild = await waitForPidFile(pidFile);
+    const pids = [leader, run?.pid as number, grandchild];
+    for (const pid of pids) scene.track(pid);
+
+    // A stopped leader cannot act on the parent-death signal: the group outlives its owner.
+    process.kill(leader, 'SIGSTOP');
+    process.kill(owner.pid, 'SIGKILL');
+    await waitFor(() => !isAlive(owner.pid), { what: 'the owner to be gone', timeoutMs: 10_000 });
+    expect(procAlive(run?.pid as number)).toBe(true);
+    expect(procAlive(grandchild)).toBe(true);
+
+    const successor = await scene.client(repo.root);
+    await waitForGone(pids, 10_000, 'the orphaned group');
+    await waitForLog(successor.stderr, 'adopted 1 agent sessions left by an earlier server (1 turns lost, 1 orphaned process groups killed)');
+    expect(await status(successor.client, spawned.session)).toMatchObject({ status: 'lost' });
+  });
+
+  it('has the successor signal no process whose start time differs, nor any session of a live owner', async () => {
+    const scratch = await scratchDir(scene);
+    const log = join(scratch, 'agent.log');
+    const repo = await scene.repo({ files: harnessFiles({ profiles: worker({ FAKE_AGENT_LOG: log }) }) });
+    const owner = await scene.client(repo.root);
+    const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'sleep:600000' });
+    const [run] = await waitForInvocations(log, 1);
+    process.kill(owner.pid, 'SIGKILL');
+    await waitForGone([spawned.sessionInfo.pid as number, run?.pid as number], 10_000, 'the dead owner\'s agent');
+
+    // Processes of their own groups that the records will name: as a reused pid, and as a live owner and its agent.
+    const decoy = (): number => {
+      const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600000)'], { detached: true, stdio: 'ignore' });
+      child.unref();
+      scene.track(child.pid as number);
+      return child.pid as number;
+    };
+    const [reused, liveOwner, liveAgent] = [decoy(), decoy(), decoy()];
+    await waitFor(() => [reused, liveOwner, liveAgent].every((pid) => startTicks(pid) !== null), { what: 'the decoys to start' });
+    const dir = join(repo.root, HARNESS_RELATIVE);
+    const record = JSON.parse(await readFile(join(dir, spawned.session, 'session.json'), 'utf8'));
+    // The dead owner's session now names a pid that runs something else (another start time).
+    await writeFile(join(dir, spawned.session, 'session.json'), JSON.stringify({ ...record, pid: reused, pgid: reused, startTicks: '1' }));
+    // A session of a server that is alive, with its agent running.
+    const foreign = randomUUID();
+    await mkdir(join(dir, foreign, 'turns', '1'), { recursive: true });
+    await writeFile(join(dir, foreign, 'turns', '1', 'transcript.jsonl'), '');
+    const foreignRecord = { ...record, session: foreign, pid: liveAgent, pgid: liveAgent, startTicks: startTicks(liveAgent), ownerPid: liveOwner, ownerStartTicks: startTicks(liveOwner) };
+    await writeFile(join(dir, foreign, 'session.json'), JSON.stringify(foreignRecord));
+
+    const successor = await scene.client(repo.root);
+    expect(await status(successor.client, spawned.session)).toMatchObject({ status: 'lost' });
+    expect((await answer(successor.client, 'session_list')).sessions.map((s: { session: string }) => s.session)).toEqual([spawned.session]);
+    for (const pid of [reused, liveOwner, liveAgent]) expect(procAlive(pid), `pid ${pid}`).toBe(true);
+    // The live owner's session is left exactly as it was.
+    expect(JSON.parse(await readFile(join(dir, foreign, 'session.json'), 'utf8'))).toEqual(foreignRecord);
+    expect(existsSync(join(dir, foreign, 'turns', '1', 'done.json'))).toBe(false);
+    await waitForLog(successor.stderr, 'adopted 1 agent sessions left by an earlier server (1 turns lost, 0 orphaned process groups killed)');
   });
 
   it('stops every running agent on a graceful shutdown and records the turn killed, not lost', async () => {
