@@ -38,3 +38,13 @@ export const BUILTIN_TOOLS = [
   'majordomus_session_status',
   'majordomus_spawn',
 ];
+
+/** The commands among them (POST routes, not read-only). */
+export const BUILTIN_COMMAND_IDS = ['harness.session_kill', 'harness.session_send', 'harness.spawn', 'peers.announce'];
+
+/** MCP annotations beyond the kind's: what each tool declares it may destroy or reach. */
+export const TOOL_EFFECTS: Readonly<Record<string, { destructiveHint?: boolean; openWorldHint?: boolean }>> = {
+  majordomus_spawn: { openWorldHint: true },
+  majordomus_session_send: { openWorldHint: true, destructiveHint: true },
+  majordomus_session_kill: { destructiveHint: true },
+};
