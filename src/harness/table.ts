@@ -537,8 +537,9 @@ export class Harness {
     const parser = turn.parser;
     const answer = parser?.answer ?? null;
     let error = end.error ?? parser?.error ?? null;
-    if (error === null && turn.stopping === null && end.exitCode !== 0 && answer === null) {
-      error = end.exitCode === null ? `ended by signal ${end.signal ?? 'unknown'}` : `exited with code ${end.exitCode} and no answer`;
+    // No answer is a failure whatever the code: a CLI stopped mid-turn may well exit 0 (gemini does).
+    if (error === null && turn.stopping === null && answer === null) {
+      error = end.exitCode === null ? `ended by signal ${end.signal ?? 'unknown'} with no answer` : `exited with code ${end.exitCode} and no answer`;
     }
     const done: TurnDone = {
       turn: turn.turn,
