@@ -188,14 +188,14 @@ export class McpEndpoint {
 
   /**
    * Ends sessions idle for longer than the expiry; answers how many ended. A session with a request
-   * under way or its stream open is not idle: its client is there (a broken loopback connection
-   * closes its stream).
+   * under way (a follow of several minutes) is not idle. Its open stream does not count: a client
+   * shows it is alive by its requests (a bridge pings), and an expired session's stream ends.
    */
   expireIdle(): number {
     const limit = this.#now() - this.#options.idleMs;
     let ended = 0;
     for (const [id, open] of this.#sessions) {
-      if (open.lastSeen > limit || open.active > 0 || open.stream !== null) continue;
+      if (open.lastSeen > limit || open.active > 0) continue;
       this.#sessions.delete(id);
       this.#end(open);
       ended += 1;
@@ -255,10 +255,7 @@ export class McpEndpoint {
         clearInterval(keepAlive);
         detach();
         sink.signal.removeEventListener('abort', stream.stop);
-        if (open.stream === stream) {
-          open.stream = null;
-          open.lastSeen = this.#now(); // idle from the moment its client stopped listening
-        }
+        if (open.stream === stream) open.stream = null;
         sink.end();
       },
     };
