@@ -52,6 +52,8 @@ export interface DeliverOptions {
   notify?: (frame: string) => void;
 }
 
+const SPAWN_DEPTH = /^\d{1,3}$/.test(process.env.MAJORDOMUS_SPAWN_DEPTH ?? '') ? process.env.MAJORDOMUS_SPAWN_DEPTH : undefined;
+
 export class HttpBridge {
   readonly url: string;
   readonly #token: string;
@@ -86,6 +88,8 @@ export class HttpBridge {
     };
     if (this.#sessionId !== null) headers['Mcp-Session-Id'] = this.#sessionId;
     if (options.peerHint) headers['Mcp-Peer-Id'] = options.peerHint;
+    // An agent the harness spawned carries its depth; the server holds its spawns to max_depth.
+    if (SPAWN_DEPTH !== undefined) headers['Mcp-Spawn-Depth'] = SPAWN_DEPTH;
     // The response of a streamed answer is held until the stream ends; everything else goes on at once.
     let response: string | undefined;
     const onEvent = (data: string): void => {

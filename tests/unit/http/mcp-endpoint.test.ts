@@ -44,7 +44,7 @@ function fakeBackend(): FakeBackend {
   const backend: FakeBackend = {
     joins: [],
     left: [],
-    tools: { tools: [], capabilityOf: () => undefined },
+    tools: { tools: [], capabilityOf: () => undefined, resources: [] },
     invoke: async () => ({ ok: true, json: '{}' }),
     objects: () => [],
     object: () => undefined,
@@ -312,7 +312,7 @@ function followBackend(): { backend: McpBackend; follows: Follow[] } {
   const follows: Follow[] = [];
   const backend: McpBackend = {
     ...fakeBackend(),
-    tools: { tools: [], capabilityOf: (name) => (name === 'follow' ? 'test.follow' : undefined) },
+    tools: { tools: [], capabilityOf: (name) => (name === 'follow' ? 'test.follow' : undefined), resources: [] },
     invoke: (_id, _args, _caller, call) =>
       new Promise<CallOutcome>((resolve) => {
         call?.signal?.addEventListener('abort', () => resolve({ ok: true, json: '{"stopped":true}' }));
@@ -335,6 +335,19 @@ describe('McpEndpoint streams', () => {
     await waitFor(() => follows.length >= count, { timeoutMs: 2_000, what: `${count} call(s) to start` });
     return follows;
   };
+
+  it('gives a session the spawn depth its initialize reported (Mcp-Spawn-Depth), and none for a malformed one', async () => {
+    const { endpoint, follows } = streaming();
+    const init = (id: number) => bytes({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, clientInfo: { name: 'x', version: '1' } } });
+    const deep = header(await endpoint.post(init(1), '', '', false, '2'), SESSION_HEADER) as string;
+    const odd = header(await endpoint.post(init(2), '', '', false, '-1'), SESSION_HEADER) as string;
+    void endpoint.post(follow(3), deep, '', false);
+    void endpoint.post(follow(4), odd, '', false);
+    const [first, second] = await started(follows, 2);
+    expect(first?.call?.depth).toBe(2);
+    expect(second?.call).not.toHaveProperty('depth');
+    endpoint.closeAll();
+  });
 
   it('answers a request that asked for progress as SSE: progress as it comes, the response last, then the end', async () => {
     const { endpoint, follows } = streaming();
