@@ -67,7 +67,8 @@ interface Prepared {
 interface Session {
   record: SessionRecord;
   turns: Turn[];
-  steering: boolean;
+  /** A send (or a steer) of this session is starting its turn. */
+  launching: 'send' | 'steer' | null;
   argv: string[];
   envNames: string[];
 }
@@ -119,6 +120,8 @@ export class Harness {
   readonly #sessions = new Map<string, Session>();
   #policy: HarnessPolicy;
   #stopping = false;
+  /** Launches under way, counted against max_live_sessions until their turn runs. */
+  #starting = 0;
 
   constructor(options: HarnessOptions) {
     this.#options = options;
@@ -166,7 +169,7 @@ export class Harness {
       record.ownerPid = process.pid;
       record.ownerStartTicks = startTicksOf(process.pid);
       await this.#store.saveRecord(record);
-      this.#sessions.set(record.session, { record, turns, steering: false, argv: [], envNames: [] });
+      this.#sessions.set(record.session, { record, turns, launching: null, argv: [], envNames: [] });
       adopted += 1;
     }
     return { adopted, lost, killed };
@@ -199,6 +202,20 @@ export class Harness {
     const limits = this.#policy.limits;
     if (depth >= limits.maxDepth) throw new HarnessRefusal(`spawn refused: delegation limit (depth ${depth}, max ${limits.maxDepth})`);
     this.#checkCapacity();
+    // The slot is held from the check until the turn runs (or the spawn fails): concurrent
+    // spawns cannot all pass the same check.
+    this.#starting += 1;
+    let started: { entry: Session; turn: Turn };
+    try {
+      started = await this.#startSession(input, depth);
+    } finally {
+      this.#starting -= 1;
+    }
+    return this.#launchAnswer(started.entry, started.turn, input, call);
+  }
+
+  /** The checks after capacity, in HARNESS.md's order, then the session and its first turn. */
+  async #startSession(input: SpawnInput, depth: number): Promise<{ entry: Session; turn: Turn }> {
     const withConfig = input.with_config ?? {};
     const denied = Object.keys(withConfig).filter((key) => !WITH_CONFIG_KEYS.has(key));
     if (denied.length > 0) {
@@ -230,10 +247,13 @@ export class Harness {
       turn: 0,
     };
     const prepared = await this.#prepare(record, profile, prompt, null, depth);
-    const entry: Session = { record, turns: [], steering: false, argv: prepared.argv, envNames: prepared.envNames };
+    const entry: Session = { record, turns: [], launching: 'send', argv: prepared.argv, envNames: prepared.envNames };
     this.#sessions.set(session, entry);
-    const turn = await this.#startTurn(entry, prepared, prompt);
-    return this.#launchAnswer(entry, turn, input, call);
+    try {
+      return { entry, turn: await this.#startTurn(entry, prepared, prompt) };
+    } finally {
+      entry.launching = null;
+    }
   }
 
   async send(input: SendInput, call: CallContext = {}): Promise<SendAnswer> {
@@ -247,29 +267,35 @@ export class Harness {
     if (entry.record.vendorId === undefined) {
       throw new HarnessRefusal(`cannot resume session ${input.session}: the agent never reported a session id; spawn a new session instead`);
     }
-    if (entry.steering) throw new HarnessRefusal(`session ${input.session} is already being steered; wait for that turn to start`);
+    if (entry.launching !== null) {
+      throw new HarnessRefusal(
+        entry.launching === 'steer'
+          ? `session ${input.session} is already being steered; wait for that turn to start`
+          : `session ${input.session} has a turn starting; wait for it, then read or steer`,
+      );
+    }
     if (!running) this.#checkCapacity();
     const profile = profilesOf(this.#options.layer).get(entry.record.profile);
     if (profile === undefined || !profile.harness.enabled || !this.#policy.inScope(profile.id)) {
       throw new HarnessRefusal(`profile "${entry.record.profile}" of session ${input.session} is no longer nominated for the harness; call list_profiles`);
     }
-    const prompt = await promptOf(this.#options.root, input);
-    if (input.mode !== undefined) entry.record.launch.mode = input.mode;
-    let delivery: 'resumed' | 'steered' = 'resumed';
-    entry.steering = running;
+    entry.launching = running ? 'steer' : 'send';
+    if (!running) this.#starting += 1;
+    let turn: Turn;
     try {
-      const prepared = await this.#prepare(entry.record, profile, prompt, entry.record.vendorId, call.depth ?? this.#options.depth);
-      if (running && current) {
-        delivery = 'steered';
-        await this.#stopTurn(current, 'steered');
-      }
+      const prompt = await promptOf(this.#options.root, input);
+      const launch = input.mode === undefined ? entry.record.launch : { ...entry.record.launch, mode: input.mode };
+      const prepared = await this.#prepare({ ...entry.record, launch }, profile, prompt, entry.record.vendorId, call.depth ?? this.#options.depth);
+      entry.record.launch = launch;
+      if (running && current) await this.#stopTurn(current, 'steered');
       entry.argv = prepared.argv;
       entry.envNames = prepared.envNames;
-      const turn = await this.#startTurn(entry, prepared, prompt);
-      return { ...(await this.#launchAnswer(entry, turn, input, call)), delivery };
+      turn = await this.#startTurn(entry, prepared, prompt);
     } finally {
-      entry.steering = false;
+      entry.launching = null;
+      if (!running) this.#starting -= 1;
     }
+    return { ...(await this.#launchAnswer(entry, turn, input, call)), delivery: running ? 'steered' : 'resumed' };
   }
 
   list(): SessionList {
@@ -395,7 +421,7 @@ export class Harness {
 
   #checkCapacity(): void {
     const max = this.#policy.limits.maxLiveSessions;
-    const live = this.liveCount;
+    const live = this.liveCount + this.#starting;
     if (live >= max) {
       throw new HarnessRefusal(`spawn refused: ${live} sessions are running, the most the policy allows (max_live_sessions ${max}); wait for one to finish or kill one (session_list, session_kill)`);
     }
