@@ -60,6 +60,7 @@ export const spawnSession = defineCapability({
     })
     .strict(),
   output: LaunchAnswerSchema,
+  effects: { openWorld: true },
   exposure: { mcp: { tool: 'majordomus_spawn' }, http: { method: 'POST', path: '/api/v1/harness/spawn' } },
   stability: 'experimental',
   reads: 'harness',
@@ -74,6 +75,7 @@ export const sendSession = defineCapability({
   description: 'A follow-up turn that resumes the agent\'s own session; with steer, interrupts the running turn first.',
   input: z.object({ session: sessionId, ...launchFields, steer: z.boolean().optional().describe('Stop the running turn (SIGTERM, 5 s grace, SIGKILL) and start this one.') }).strict(),
   output: SendAnswerSchema,
+  effects: { openWorld: true, destructive: true },
   exposure: { mcp: { tool: 'majordomus_session_send' }, http: { method: 'POST', path: '/api/v1/harness/sessions/send' } },
   stability: 'experimental',
   reads: 'harness',
@@ -136,6 +138,7 @@ export const killSession = defineCapability({
   description: 'Stops a running session (SIGTERM to its process group, 5 s grace, SIGKILL); a finished one is reaped (its files removed).',
   input: z.object({ session: sessionId }).strict(),
   output: KillAnswerSchema,
+  effects: { destructive: true },
   exposure: { mcp: { tool: 'majordomus_session_kill' }, http: { method: 'POST', path: '/api/v1/harness/sessions/kill' } },
   stability: 'experimental',
   reads: 'harness',

@@ -67,8 +67,8 @@ interface Prepared {
 interface Session {
   record: SessionRecord;
   turns: Turn[];
-  /** A send is preparing its turn (set before its first await): other sends and kills wait for it. */
-  launching: 'resume' | 'steer' | null;
+  /** A send (or a steer) of this session is starting its turn. */
+  launching: 'send' | 'steer' | null;
   argv: string[];
   envNames: string[];
 }
@@ -118,13 +118,10 @@ export class Harness {
   readonly #options: HarnessOptions;
   readonly #store: SessionStore;
   readonly #sessions = new Map<string, Session>();
-  /**
-   * Turns admitted but not yet running (between the capacity check and the turn's start, which
-   * awaits): counted as live, so concurrent spawns and sends cannot pass the ceiling together.
-   */
-  #admitted = 0;
   #policy: HarnessPolicy;
   #stopping = false;
+  /** Launches under way, counted against max_live_sessions until their turn runs. */
+  #starting = 0;
 
   constructor(options: HarnessOptions) {
     this.#options = options;
@@ -205,6 +202,20 @@ export class Harness {
     const limits = this.#policy.limits;
     if (depth >= limits.maxDepth) throw new HarnessRefusal(`spawn refused: delegation limit (depth ${depth}, max ${limits.maxDepth})`);
     this.#checkCapacity();
+    // The slot is held from the check until the turn runs (or the spawn fails): concurrent
+    // spawns cannot all pass the same check.
+    this.#starting += 1;
+    let started: { entry: Session; turn: Turn };
+    try {
+      started = await this.#startSession(input, depth);
+    } finally {
+      this.#starting -= 1;
+    }
+    return this.#launchAnswer(started.entry, started.turn, input, call);
+  }
+
+  /** The checks after capacity, in HARNESS.md's order, then the session and its first turn. */
+  async #startSession(input: SpawnInput, depth: number): Promise<{ entry: Session; turn: Turn }> {
     const withConfig = input.with_config ?? {};
     const denied = Object.keys(withConfig).filter((key) => !WITH_CONFIG_KEYS.has(key));
     if (denied.length > 0) {
@@ -218,16 +229,6 @@ export class Harness {
       ...pick('effort', withConfig.effort ?? profile.effort),
       ...pick('mode', input.mode ?? withConfig.mode ?? profile.mode),
     };
-    // No await between the capacity check and this: a concurrent spawn sees the reservation.
-    this.#admitted += 1;
-    try {
-      return await this.#spawnAdmitted(input, call, profile, launchRecord, depth);
-    } finally {
-      this.#admitted -= 1;
-    }
-  }
-
-  async #spawnAdmitted(input: SpawnInput, call: CallContext, profile: Profile, launchRecord: LaunchRecord, depth: number): Promise<LaunchAnswer> {
     const prompt = await promptOf(this.#options.root, input);
     const session = randomUUID();
     const createdAt = nowIso();
@@ -248,9 +249,10 @@ export class Harness {
     const prepared = await this.#prepare(record, profile, prompt, null, depth);
     const entry: Session = { record, turns: [], launching: null, argv: prepared.argv, envNames: prepared.envNames };
     const turn = await this.#startTurn(entry, prepared, prompt);
-    // Listed only once it has a turn: every reader may take a session's latest turn for granted.
+    // Listed only once it has a turn: every reader takes a session's latest turn for granted
+    // (a session_list while a peer spawned used to fail on the turnless entry).
     this.#sessions.set(session, entry);
-    return this.#launchAnswer(entry, turn, input, call);
+    return { entry, turn };
   }
 
   async send(input: SendInput, call: CallContext = {}): Promise<SendAnswer> {
@@ -258,46 +260,41 @@ export class Harness {
     const entry = this.#session(input.session);
     const current = entry.turns.at(-1);
     const running = current?.status === 'running';
-    if (entry.launching === 'steer') throw new HarnessRefusal(`session ${input.session} is already being steered; wait for that turn to start`);
-    if ((running || entry.launching !== null) && !input.steer) {
+    if (running && !input.steer) {
       throw new HarnessRefusal(`session ${input.session} already has a turn in flight; wait (session_read with wait), read, or steer (session_send with steer: true)`);
     }
-    if (entry.launching !== null) throw new HarnessRefusal(`session ${input.session} is starting a turn; steer it once it runs (session_status shows it)`);
     if (entry.record.vendorId === undefined) {
       throw new HarnessRefusal(`cannot resume session ${input.session}: the agent never reported a session id; spawn a new session instead`);
+    }
+    if (entry.launching !== null) {
+      throw new HarnessRefusal(
+        entry.launching === 'steer'
+          ? `session ${input.session} is already being steered; wait for that turn to start`
+          : `session ${input.session} has a turn starting; wait for it, then read or steer`,
+      );
     }
     if (!running) this.#checkCapacity();
     const profile = profilesOf(this.#options.layer).get(entry.record.profile);
     if (profile === undefined || !profile.harness.enabled || !this.#policy.inScope(profile.id)) {
       throw new HarnessRefusal(`profile "${entry.record.profile}" of session ${input.session} is no longer nominated for the harness; call list_profiles`);
     }
-    // No await between the checks above and these reservations (see #admitted and launching).
-    entry.launching = running ? 'steer' : 'resume';
-    // A steered turn's successor too: it must not lose its place while the old turn stops.
-    this.#admitted += 1;
-    let delivery: 'resumed' | 'steered' = 'resumed';
+    entry.launching = running ? 'steer' : 'send';
+    if (!running) this.#starting += 1;
+    let turn: Turn;
     try {
       const prompt = await promptOf(this.#options.root, input);
-      // A mode given to send holds for the later turns too, once this one could be prepared.
       const launch = input.mode === undefined ? entry.record.launch : { ...entry.record.launch, mode: input.mode };
       const prepared = await this.#prepare({ ...entry.record, launch }, profile, prompt, entry.record.vendorId, call.depth ?? this.#options.depth);
       entry.record.launch = launch;
-      if (running && current) {
-        delivery = 'steered';
-        await this.#stopTurn(current, 'steered');
-      }
+      if (running && current) await this.#stopTurn(current, 'steered');
       entry.argv = prepared.argv;
       entry.envNames = prepared.envNames;
-      const turn = await this.#startTurn(entry, prepared, prompt);
-      entry.launching = null;
-      this.#admitted -= 1;
-      return { ...(await this.#launchAnswer(entry, turn, input, call)), delivery };
+      turn = await this.#startTurn(entry, prepared, prompt);
     } finally {
-      if (entry.launching !== null) {
-        entry.launching = null;
-        this.#admitted -= 1;
-      }
+      entry.launching = null;
+      if (!running) this.#starting -= 1;
     }
+    return { ...(await this.#launchAnswer(entry, turn, input, call)), delivery: running ? 'steered' : 'resumed' };
   }
 
   list(): SessionList {
@@ -370,7 +367,8 @@ export class Harness {
   async kill(input: { session: string }): Promise<KillAnswer> {
     const entry = this.#session(input.session);
     const last = entry.turns.at(-1) as Turn;
-    if (entry.launching !== null) throw new HarnessRefusal(`session ${input.session} is starting a turn; kill it once it runs (session_status shows it)`);
+    // Reaping now would remove the directory the next turn is being started in.
+    if (entry.launching !== null) throw new HarnessRefusal(`session ${input.session} has a turn starting; kill it once it runs (session_status shows it)`);
     if (last.status !== 'running') {
       this.#sessions.delete(input.session);
       await this.#store.remove(input.session);
@@ -407,7 +405,7 @@ export class Harness {
   }
 
   get liveCount(): number {
-    let live = this.#admitted;
+    let live = 0;
     for (const entry of this.#sessions.values()) if (entry.turns.at(-1)?.status === 'running') live += 1;
     return live;
   }
@@ -424,7 +422,7 @@ export class Harness {
 
   #checkCapacity(): void {
     const max = this.#policy.limits.maxLiveSessions;
-    const live = this.liveCount;
+    const live = this.liveCount + this.#starting;
     if (live >= max) {
       throw new HarnessRefusal(`spawn refused: ${live} sessions are running, the most the policy allows (max_live_sessions ${max}); wait for one to finish or kill one (session_list, session_kill)`);
     }
@@ -566,8 +564,9 @@ export class Harness {
     const parser = turn.parser;
     const answer = parser?.answer ?? null;
     let error = end.error ?? parser?.error ?? null;
-    if (error === null && turn.stopping === null && end.exitCode !== 0 && answer === null) {
-      error = end.exitCode === null ? `ended by signal ${end.signal ?? 'unknown'}` : `exited with code ${end.exitCode} and no answer`;
+    // No answer is a failure whatever the code: a CLI stopped mid-turn may well exit 0 (gemini does).
+    if (error === null && turn.stopping === null && answer === null) {
+      error = end.exitCode === null ? `ended by signal ${end.signal ?? 'unknown'} with no answer` : `exited with code ${end.exitCode} and no answer`;
     }
     const done: TurnDone = {
       turn: turn.turn,

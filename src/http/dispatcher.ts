@@ -102,17 +102,32 @@ export class CallDispatcher {
     }
   }
 
-  async #onMainThread(capabilityId: string, input: unknown, caller: string | null, call?: CallContext): Promise<CallOutcome> {
-    try {
-      if (call === undefined) return await this.#host.invoke(capabilityId, input, caller);
-      const { onProgress, signal } = call;
-      return await this.#host.callWith('invoke', [capabilityId, input, caller], {
-        ...(onProgress ? { onEvent: (stream: string, data: unknown) => stream === PROGRESS_STREAM && typeof data === 'string' && onProgress(data) } : {}),
-        ...(signal ? { signal } : {}),
-      });
-    } catch (error) {
-      if (call?.signal?.aborted) return { ok: false, code: 'internal', message: 'the call was cancelled' };
-      return { ok: false, code: 'internal', message: `the main thread did not answer: ${errorMessage(error)}` };
-    }
+  #onMainThread(capabilityId: string, input: unknown, caller: string | null, call?: CallContext): Promise<CallOutcome> {
+    return invokeOnMainThread(this.#host, capabilityId, input, caller, call);
+  }
+}
+
+/**
+ * Runs a call in the main thread over `HostControl.invoke`; the call's progress comes back as
+ * events of the `progress` stream, and its signal cancels the RPC (which aborts the handler's).
+ * Every failure is an outcome.
+ */
+export async function invokeOnMainThread(
+  host: RpcClient<HostControl>,
+  capabilityId: string,
+  input: unknown,
+  caller: string | null,
+  call?: CallContext,
+): Promise<CallOutcome> {
+  try {
+    if (call === undefined) return await host.invoke(capabilityId, input, caller);
+    const { onProgress, signal } = call;
+    return await host.callWith('invoke', [capabilityId, input, caller], {
+      ...(onProgress ? { onEvent: (stream: string, data: unknown) => stream === PROGRESS_STREAM && typeof data === 'string' && onProgress(data) } : {}),
+      ...(signal ? { signal } : {}),
+    });
+  } catch (error) {
+    if (call?.signal?.aborted) return { ok: false, code: 'internal', message: 'the call was cancelled' };
+    return { ok: false, code: 'internal', message: `the main thread did not answer: ${errorMessage(error)}` };
   }
 }

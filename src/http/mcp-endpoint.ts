@@ -25,6 +25,13 @@ export const BUSY_RETRY_AFTER_SECONDS = 5;
 export const SESSION_HEADER = 'Mcp-Session-Id';
 /** Names the caller's peer id on initialize; a bridge sends it back to keep its identity. */
 export const PEER_HEADER = 'Mcp-Peer-Id';
+/** On initialize from a bridge: the delegation depth of its client (`MAJORDOMUS_SPAWN_DEPTH`). */
+export const SPAWN_DEPTH_HEADER = 'Mcp-Spawn-Depth';
+
+/** A depth header's value, or undefined when absent or not a small whole number. */
+function spawnDepthOf(header: string): number | undefined {
+  return /^\d{1,3}$/.test(header) ? Number(header) : undefined;
+}
 
 /** How often an open session stream carries a comment, so nothing on the way thinks it dead. */
 export const KEEP_ALIVE_MS = 15_000;
@@ -93,7 +100,7 @@ export class McpEndpoint {
   }
 
   /** `eventStream`: the client accepts `text/event-stream` (its `Accept` lists it). */
-  async post(body: Uint8Array, sessionId: string, peerHint = '', eventStream = false): Promise<RouteReply> {
+  async post(body: Uint8Array, sessionId: string, peerHint = '', eventStream = false, spawnDepth = ''): Promise<RouteReply> {
     let message: unknown;
     try {
       message = parseJsonInput(decodeUtf8(body));
@@ -117,7 +124,11 @@ export class McpEndpoint {
         };
       }
       issued = randomUUID();
-      const session = new McpSession(this.#options.backend, peerHint === '' ? {} : { preferredPeerId: peerHint });
+      const depth = spawnDepthOf(spawnDepth);
+      const session = new McpSession(this.#options.backend, {
+        ...(peerHint === '' ? {} : { preferredPeerId: peerHint }),
+        ...(depth === undefined ? {} : { spawnDepth: depth }),
+      });
       open = { session, lastSeen: this.#now(), active: 0, stream: null };
     } else {
       open = this.#sessions.get(sessionId);
@@ -188,14 +199,14 @@ export class McpEndpoint {
 
   /**
    * Ends sessions idle for longer than the expiry; answers how many ended. A session with a request
-   * under way or its stream open is not idle: its client is there (a broken loopback connection
-   * closes its stream).
+   * under way (a follow of several minutes) is not idle. Its open stream does not count: a client
+   * shows it is alive by its requests (a bridge pings), and an expired session's stream ends.
    */
   expireIdle(): number {
     const limit = this.#now() - this.#options.idleMs;
     let ended = 0;
     for (const [id, open] of this.#sessions) {
-      if (open.lastSeen > limit || open.active > 0 || open.stream !== null) continue;
+      if (open.lastSeen > limit || open.active > 0) continue;
       this.#sessions.delete(id);
       this.#end(open);
       ended += 1;
@@ -255,10 +266,7 @@ export class McpEndpoint {
         clearInterval(keepAlive);
         detach();
         sink.signal.removeEventListener('abort', stream.stop);
-        if (open.stream === stream) {
-          open.stream = null;
-          open.lastSeen = this.#now(); // idle from the moment its client stopped listening
-        }
+        if (open.stream === stream) open.stream = null;
         sink.end();
       },
     };

@@ -31,6 +31,8 @@ export interface HttpRequest {
   sessionId: string;
   /** `Mcp-Peer-Id` on initialize: the peer id this client had before a takeover. */
   peerHint: string;
+  /** `Mcp-Spawn-Depth` on initialize: a bridge's client's delegation depth. */
+  spawnDepth: string;
   body: Uint8Array;
 }
 
@@ -152,7 +154,7 @@ export function createRouter(services: RouterServices): Router {
       if (!isJsonMediaType(request.contentType)) {
         return errorReply('unsupported_media_type', `POST /mcp takes application/json, not ${JSON.stringify(request.contentType || 'no Content-Type')}`);
       }
-      return services.mcp.post(request.body, request.sessionId, request.peerHint, acceptsEventStream(request.accept));
+      return services.mcp.post(request.body, request.sessionId, request.peerHint, acceptsEventStream(request.accept), request.spawnDepth);
     }
     const methods = routes.get(path);
     if (methods) {

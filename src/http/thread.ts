@@ -46,11 +46,16 @@ export interface HttpThread {
   stop(): Promise<void>;
 }
 
-function hostControl(runtime: Runtime): RpcServed<HostControl> {
+/** What the main thread serves the HTTP thread, over its runtime. */
+export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstructions' | 'leave' | 'board' | 'instructions'>): RpcServed<HostControl> {
   return {
-    // The call's scope becomes its CallContext: progress goes back as events, a cancel aborts it.
+    // The call's scope becomes its CallContext: progress goes back as events (when the caller
+    // listens), a cancel aborts it.
     invoke: async (capabilityId, input, caller, scope) =>
-      runtime.outcome(capabilityId, input, caller, { onProgress: (message) => scope.emit(PROGRESS_STREAM, message), signal: scope.signal }),
+      runtime.outcome(capabilityId, input, caller, {
+        ...(scope.listening ? { onProgress: (message: string) => scope.emit(PROGRESS_STREAM, message) } : {}),
+        signal: scope.signal,
+      }),
     join: async (client, preferred) => {
       const joined = runtime.joinWithInstructions(client, 'http', preferred ?? undefined);
       return { ...joined, peers: runtime.board?.size ?? 0 };

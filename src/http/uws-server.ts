@@ -139,6 +139,7 @@ function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, handle: UwsServerOpt
     accept: req.getHeader('accept'),
     sessionId: req.getHeader('mcp-session-id'),
     peerHint: req.getHeader('mcp-peer-id'),
+    spawnDepth: req.getHeader('mcp-spawn-depth'),
     body: EMPTY,
   };
   const declared = req.getHeader('content-length');

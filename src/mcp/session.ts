@@ -110,12 +110,17 @@ export class McpSession {
   #protocolVersion: string | null = null;
   #closed = false;
   readonly #preferredPeerId: string | undefined;
+  readonly #spawnDepth: number | undefined;
   /** Tool calls under way, by request id: what cancels each. */
   readonly #inFlight = new Map<JsonRpcId, AbortController>();
   #stream: NotificationSink | null = null;
 
-  /** `preferredPeerId`: the identity this client had on a server that is gone (see PeerBoard.join). */
-  constructor(backend: McpBackend, options: { preferredPeerId?: string } = {}) {
+  /**
+   * `preferredPeerId`: the identity this client had on a server that is gone (see PeerBoard.join).
+   * `spawnDepth`: the client's delegation depth as its bridge reported it (absent: the server's).
+   */
+  constructor(backend: McpBackend, options: { preferredPeerId?: string; spawnDepth?: number } = {}) {
+    this.#spawnDepth = options.spawnDepth;
     this.#backend = backend;
     this.#preferredPeerId = options.preferredPeerId;
   }
@@ -293,7 +298,7 @@ export class McpSession {
     const { signal, notify } = scope;
     const progressToken = progressTokenOf(params);
     let ended = false;
-    const call: CallContext = { signal };
+    const call: CallContext = this.#spawnDepth === undefined ? { signal } : { signal, depth: this.#spawnDepth };
     if (progressToken !== undefined && notify !== undefined) {
       let progress = 0;
       // MCP: progress only while the request is active, and increasing with every notification.

@@ -3,13 +3,15 @@
  * nothing else. Each frame is handled as soon as it arrives — a tool call that follows an agent
  * for minutes must not hold up the client's other requests, nor the `notifications/cancelled`
  * that stops it — and every answer or notification is written, one whole frame per write, as soon
- * as it is ready. A frame longer than `MAX_FRAME_BYTES` is answered with an error and skipped
- * without being held in memory. EOF or a broken stdout pipe ends the session; answers still being
- * computed then get a short grace, never an unbounded wait.
+ * as it is ready. One exception keeps a client that writes without waiting (a script piping its
+ * frames in) working: frames that arrive while an `initialize` is being answered wait for that
+ * answer, as a client that waits would have. A frame longer than `MAX_FRAME_BYTES` is answered
+ * with an error and skipped without being held in memory. EOF or a broken stdout pipe ends the
+ * session; answers still being computed then get a short grace, never an unbounded wait.
  */
 import type { Readable, Writable } from 'node:stream';
 import { log } from '../log.js';
-import { errorFrameFor, errorResponse, RPC, type JsonRpcId } from './jsonrpc.js';
+import { errorFrameFor, errorResponse, frameHead, RPC, type JsonRpcId } from './jsonrpc.js';
 
 /** The largest frame accepted: the same bound as an HTTP body (1 MiB). */
 export const MAX_FRAME_BYTES = 1024 * 1024;
@@ -39,6 +41,13 @@ function oversizedFrameId(head: string, tail: string): JsonRpcId | null {
   } catch {
     return null;
   }
+}
+
+/** Whether a frame is an `initialize` request (most are not: the text is looked at before parsing). */
+function isInitialize(line: string): boolean {
+  if (!line.includes('"initialize"')) return false;
+  const head = frameHead(line);
+  return head.kind === 'request' && head.method === 'initialize';
 }
 
 /** Splits a byte stream into lines, dropping (and reporting) lines over the limit. */
@@ -109,6 +118,8 @@ export function serveStdio(handler: FrameHandler, input: Readable, output: Writa
     let ended = false;
     /** Frames being handled; EOF waits for them (bounded by the grace). */
     const pending = new Set<Promise<void>>();
+    /** The `initialize` being answered: frames arriving meanwhile wait for it. */
+    let initializing: Promise<void> | null = null;
     const write = (frame: string): void => {
       if (!output.destroyed) output.write(`${frame}\n`);
     };
@@ -129,20 +140,25 @@ export function serveStdio(handler: FrameHandler, input: Readable, output: Writa
     };
     const reader = new LineReader(
       (line) => {
-        track(
-          Promise.resolve()
-            .then(() => handler.handleLine(line, write))
-            .then((frame) => {
-              if (frame !== undefined) write(frame);
-            })
-            // A handler that throws is answered -32603 (never silence), and the other lines go on.
-            .catch((error: unknown) => {
-              const why = error instanceof Error ? error.message : String(error);
-              log.error(`a stdio frame failed: ${why}`);
-              const frame = errorFrameFor(line, RPC.internalError, `Internal error: ${why}`);
-              if (frame !== undefined) write(frame);
-            }),
-        );
+        const task = (initializing ?? Promise.resolve())
+          .then(() => handler.handleLine(line, write))
+          .then((frame) => {
+            if (frame !== undefined) write(frame);
+          })
+          // A handler that throws is answered -32603 (never silence), and the other lines go on.
+          .catch((error: unknown) => {
+            const why = error instanceof Error ? error.message : String(error);
+            log.error(`a stdio frame failed: ${why}`);
+            const frame = errorFrameFor(line, RPC.internalError, `Internal error: ${why}`);
+            if (frame !== undefined) write(frame);
+          });
+        track(task);
+        if (isInitialize(line)) {
+          initializing = task;
+          void task.then(() => {
+            if (initializing === task) initializing = null;
+          });
+        }
       },
       (id, bytes) => {
         log.warn(`refused a ${bytes}-byte stdio frame (the limit is ${MAX_FRAME_BYTES})`);

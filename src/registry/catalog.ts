@@ -45,7 +45,7 @@ export function catalogEntry(d: CapabilityDescriptor): CapabilityEntry {
     stability: d.stability,
     reads: d.reads,
     exposure: d.exposure,
-    annotations: annotationsFor(d.kind),
+    annotations: annotationsFor(d.kind, d.effects),
     access: accessFor(d.kind, d.reads),
     ...(d.guidance === undefined ? {} : { guidance: d.guidance }),
     input_schema: jsonSchemaOf(d.input, 'input'),

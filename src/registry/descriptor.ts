@@ -65,6 +65,12 @@ export interface CapabilityDescriptor<
    */
   guidance?: string;
   /**
+   * What a command does beyond this process, for the MCP annotations clients ask permission by:
+   * `destructive` — it may destroy something (a process, files); `openWorld` — it reaches beyond
+   * the checkout (an agent that talks to its model's API).
+   */
+  effects?: { destructive?: boolean; openWorld?: boolean };
+  /**
    * `call` is what the caller lends this one call: progress to report (`onProgress`) and a signal
    * that aborts when the caller cancels. Always given (empty when the caller lends nothing).
    */
@@ -81,14 +87,19 @@ export function defineCapability<I extends z.ZodType, O extends z.ZodType, R ext
 export interface ToolAnnotations {
   readOnlyHint: boolean;
   idempotentHint: boolean;
-  destructiveHint: false;
-  openWorldHint: false;
+  destructiveHint: boolean;
+  openWorldHint: boolean;
 }
 
-/** MCP annotations derived from the kind; never declared on a projection. */
-export function annotationsFor(kind: CapabilityKind): ToolAnnotations {
+/** MCP annotations derived from the kind and the declared effects; never declared on a projection. */
+export function annotationsFor(kind: CapabilityKind, effects: CapabilityDescriptor['effects'] = {}): ToolAnnotations {
   const readOnly = kind !== 'command';
-  return { readOnlyHint: readOnly, idempotentHint: readOnly, destructiveHint: false, openWorldHint: false };
+  return {
+    readOnlyHint: readOnly,
+    idempotentHint: readOnly,
+    destructiveHint: !readOnly && effects.destructive === true,
+    openWorldHint: effects.openWorld === true,
+  };
 }
 
 /**

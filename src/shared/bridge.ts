@@ -2,7 +2,15 @@
  * The bridge's wire: one loopback HTTP request per stdio message to the shared server's `/mcp`,
  * carrying the lease's bearer token, each on its own connection, so a refused connection proves
  * that a message never ran (src/shared/loopback-http.ts).
+ *
+ * A request answered as an event stream has its notifications (a follow's progress) relayed to
+ * the client as each arrives, byte for byte, and its response delivered as the answer; a stream
+ * that ends without one answered a cancelled request, which gets no answer. Once a session's
+ * `initialize` has succeeded the bridge also opens the session's own stream (`GET /mcp`) and
+ * relays it; that stream ending is no reason to elect — the next request or ping finds out
+ * whether the server is gone.
  */
+import { log } from '../log.js';
 import { errorResponse, frameHead, RPC } from '../mcp/jsonrpc.js';
 import { loopbackRequest, type LoopbackResponse, type PendingRequest } from './loopback-http.js';
 import { getJson, PROBE_TIMEOUT_MS } from './probe.js';
@@ -37,16 +45,29 @@ function refusalFrame(line: string, answer: LoopbackResponse): string | undefine
   return JSON.stringify(errorResponse(head.id, code, `the shared server refused the request (${detail})`));
 }
 
+export interface DeliverOptions {
+  /** Asks the server to keep this identity on (re-)initialize. */
+  peerHint?: string | null;
+  /** Writes a frame to the client at once: the notifications of a request answered as a stream. */
+  notify?: (frame: string) => void;
+}
+
+const SPAWN_DEPTH = /^\d{1,3}$/.test(process.env.MAJORDOMUS_SPAWN_DEPTH ?? '') ? process.env.MAJORDOMUS_SPAWN_DEPTH : undefined;
+
 export class HttpBridge {
   readonly url: string;
   readonly #token: string;
   #sessionId: string | null = null;
   #peerId: string | null = null;
   readonly #inFlight = new Set<PendingRequest>();
+  /** Where the frames of the session's own stream go; without it no stream is opened. */
+  readonly #onStreamFrame: ((frame: string) => void) | undefined;
+  #stream: PendingRequest | null = null;
 
-  constructor(url: string, token: string) {
+  constructor(url: string, token: string, onStreamFrame?: (frame: string) => void) {
     this.url = url;
     this.#token = token;
+    this.#onStreamFrame = onStreamFrame;
   }
 
   get sessionId(): string | null {
@@ -58,16 +79,25 @@ export class HttpBridge {
     return this.#peerId;
   }
 
-  /** Sends one frame; `peerHint` asks the server to keep an identity on (re-)initialize. */
-  async deliver(line: string, peerHint?: string | null): Promise<Delivery> {
+  /** Sends one frame and answers what became of it. */
+  async deliver(line: string, options: DeliverOptions = {}): Promise<Delivery> {
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       Accept: 'application/json, text/event-stream',
       Authorization: `Bearer ${this.#token}`,
     };
     if (this.#sessionId !== null) headers['Mcp-Session-Id'] = this.#sessionId;
-    if (peerHint) headers['Mcp-Peer-Id'] = peerHint;
-    const pending = loopbackRequest({ base: this.url, method: 'POST', path: '/mcp', headers, body: line });
+    if (options.peerHint) headers['Mcp-Peer-Id'] = options.peerHint;
+    // An agent the harness spawned carries its depth; the server holds its spawns to max_depth.
+    if (SPAWN_DEPTH !== undefined) headers['Mcp-Spawn-Depth'] = SPAWN_DEPTH;
+    // The response of a streamed answer is held until the stream ends; everything else goes on at once.
+    let response: string | undefined;
+    const onEvent = (data: string): void => {
+      const head = frameHead(data);
+      if (head.kind === 'other') response = data;
+      else options.notify?.(data);
+    };
+    const pending = loopbackRequest({ base: this.url, method: 'POST', path: '/mcp', headers, body: line, onEvent });
     this.#inFlight.add(pending);
     const watchdog = setInterval(() => {
       // Any answer will do: a superseded server still serves the sessions it has.
@@ -91,6 +121,9 @@ export class HttpBridge {
     if (session) this.#sessionId = session;
     const peer = answer.headers.get('mcp-peer-id');
     if (peer) this.#peerId = peer;
+    // Only a successful initialize issues a session: its stream can open now.
+    if (session && answer.status === 200) this.#openStream();
+    if (answer.status === 200 && answer.eventStream) return response === undefined ? { kind: 'accepted' } : { kind: 'answer', text: response };
     if (answer.status === 200) return { kind: 'answer', text: answer.body };
     if (answer.status === 202) return { kind: 'accepted' };
     if (answer.status === 404 && answer.body.includes('session_not_found')) {
@@ -101,10 +134,18 @@ export class HttpBridge {
     return frame === undefined ? { kind: 'accepted' } : { kind: 'answer', text: frame };
   }
 
-  /** Gives up every request in flight: each is answered `lost` with `why`. */
+  /** Gives up every request in flight (each is answered `lost` with `why`) and the session's stream. */
   abort(why: string): void {
     for (const pending of this.#inFlight) pending.abort(new Error(why));
     this.#inFlight.clear();
+    this.closeStream();
+  }
+
+  /** Stops relaying the session's own stream (this bridge is being replaced, or ends). */
+  closeStream(): void {
+    const stream = this.#stream;
+    this.#stream = null;
+    stream?.abort(new Error('the session stream was closed'));
   }
 
   /**
@@ -112,9 +153,34 @@ export class HttpBridge {
    * not answer within the probe's deadline (stopped, hung) is not waited for.
    */
   async close(): Promise<void> {
+    this.closeStream();
     if (this.#sessionId === null) return;
     const headers = { 'Mcp-Session-Id': this.#sessionId, Authorization: `Bearer ${this.#token}` };
     this.#sessionId = null;
     await loopbackRequest({ base: this.url, method: 'DELETE', path: '/mcp', headers, timeoutMs: PROBE_TIMEOUT_MS }).response.catch(() => undefined);
+  }
+
+  /** Opens (or re-opens) `GET /mcp` for the current session and relays its frames as they come. */
+  #openStream(): void {
+    const relay = this.#onStreamFrame;
+    if (relay === undefined || this.#sessionId === null) return;
+    this.closeStream();
+    const stream = loopbackRequest({
+      base: this.url,
+      method: 'GET',
+      path: '/mcp',
+      headers: { Accept: 'text/event-stream', Authorization: `Bearer ${this.#token}`, 'Mcp-Session-Id': this.#sessionId },
+      onEvent: relay,
+    });
+    this.#stream = stream;
+    stream.response.then(
+      (answer) => {
+        if (answer.status !== 200) log.debug(`the shared server refused the session stream (HTTP ${answer.status})`);
+      },
+      () => undefined, // the server went away or we closed it: a request or the ping finds out which
+    );
+    void stream.response.catch(() => undefined).then(() => {
+      if (this.#stream === stream) this.#stream = null;
+    });
   }
 }

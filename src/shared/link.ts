@@ -6,6 +6,11 @@
  * is re-sent only when it provably never ran; when nobody can serve, the client gets -32603
  * naming why — never silence (invariant 2).
  *
+ * Messages are handled concurrently: a tool call that follows an agent for minutes holds up
+ * neither the client's other requests nor the `notifications/cancelled` that stops it (a bridge
+ * simply posts it; the server aborts the call). An election is exclusive: messages that arrive
+ * while one runs wait for it, and requests that all find the same server lost cause one election.
+ *
  * The bridge path imports nothing heavy: the layer, the registry and the HTTP thread are loaded
  * only by a process that serves.
  */
@@ -63,7 +68,10 @@ export class ClientLink {
   #mode: Mode = { kind: 'failed', why: 'not started' };
   #initializeLine: string | null = null;
   #initializedLine: string | null = null;
-  #chain: Promise<unknown> = Promise.resolve();
+  /** The election under way, which every message waits for. */
+  #election: Promise<void> | null = null;
+  /** Where the frames the server sends on its own go (stdout), once the stdio loop gave it. */
+  #streamWrite: ((frame: string) => void) | null = null;
   #ping: NodeJS.Timeout | null = null;
   #pings = 0;
   #closed: Promise<void> | null = null;
@@ -85,16 +93,22 @@ export class ClientLink {
     return this.#mode.kind;
   }
 
-  handleLine(line: string): Promise<string | undefined> {
-    return this.#serial(async () => {
-      try {
-        return await this.#handle(line);
-      } catch (error) {
-        // Never silence (invariant 2): whatever failed, the client hears why.
-        log.error(`cannot serve a message: ${errorMessage(error)}`);
-        return errorFrameFor(line, RPC.internalError, `majordomus could not serve this message: ${errorMessage(error)}`);
-      }
-    });
+  /** Answers one frame of the client; `notify` writes the frames a request sends before its answer. */
+  async handleLine(line: string, notify?: (frame: string) => void): Promise<string | undefined> {
+    try {
+      return await this.#handle(line, notify);
+    } catch (error) {
+      // Never silence (invariant 2): whatever failed, the client hears why.
+      log.error(`cannot serve a message: ${errorMessage(error)}`);
+      return errorFrameFor(line, RPC.internalError, `majordomus could not serve this message: ${errorMessage(error)}`);
+    }
+  }
+
+  /** Takes the writer of what the server sends on its own, for this and every later session. */
+  streamTo(write: (frame: string) => void): void {
+    this.#streamWrite = write;
+    const mode = this.#mode;
+    if (mode.kind === 'owner' || mode.kind === 'alone') mode.session.streamTo(write);
   }
 
   /** The client is gone: end our session, and as owner serve until the last peer leaves. */
@@ -104,10 +118,15 @@ export class ClientLink {
     // A bridge does not wait on what is in flight: its client is gone, nobody reads those answers,
     // and a server that never answers must not keep this process.
     if (this.#mode.kind === 'bridge') this.#mode.bridge.abort('the client has gone');
-    this.#closed ??= this.#serial(async () => {
+    this.#closed ??= (async () => {
+      // An election under way settles the mode first (none starts once closing).
+      await this.#election?.catch(() => undefined);
       // The mode stays: a signal while we wait for the last peer must still close the server.
       const mode = this.#mode;
-      if (mode.kind === 'bridge') await mode.bridge.close();
+      if (mode.kind === 'bridge') {
+        mode.bridge.abort('the client has gone');
+        await mode.bridge.close();
+      }
       if (mode.kind === 'alone') mode.session.close();
       if (mode.kind === 'owner') {
         mode.session.close();
@@ -115,7 +134,7 @@ export class ClientLink {
         await mode.owner.whenNoPeers();
         await mode.owner.close();
       }
-    });
+    })();
     return this.#closed;
   }
 
@@ -133,10 +152,22 @@ export class ClientLink {
     if (this.#electedLease) releaseLeaseSync(this.#options.checkout.leasePath, this.#electedLease.token);
   }
 
-  #serial<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.#chain.then(task, task);
-    this.#chain = run.catch(() => undefined);
-    return run;
+  /**
+   * Elects again because `lost` failed, unless that already happened: an election under way is
+   * joined, and one that has replaced `lost` is not repeated. Answers when the mode is settled.
+   */
+  #reelect(lost: Mode, pending: string | null, peerHint: string | null, why: string | null): Promise<void> {
+    if (this.#election !== null) return this.#election;
+    if (this.#mode !== lost) return Promise.resolve();
+    const election = (async () => {
+      if (why !== null) log.warn(`lost the shared server: ${why}; electing again`);
+      await this.#join(pending, false, peerHint);
+    })();
+    this.#election = election;
+    void election.catch(() => undefined).then(() => {
+      if (this.#election === election) this.#election = null;
+    });
+    return election;
   }
 
   #remember(line: string): void {
@@ -147,26 +178,28 @@ export class ClientLink {
     if (method === 'notifications/initialized') this.#initializedLine = line;
   }
 
-  async #handle(line: string, attempt = 0): Promise<string | undefined> {
+  async #handle(line: string, notify: ((frame: string) => void) | undefined, attempt = 0): Promise<string | undefined> {
+    // Only while an election runs does a message wait; otherwise it reaches its session at once,
+    // so a cancellation that follows a request always finds it registered.
+    if (this.#election !== null) await this.#election;
     this.#remember(line);
     const mode = this.#mode;
     switch (mode.kind) {
       case 'owner':
       case 'alone':
-        return mode.session.handleLine(line);
+        return mode.session.handleLine(line, notify);
       case 'failed':
         if (attempt === 0 && !this.#closing) {
-          await this.#join(line, false);
-          if (this.#mode.kind !== 'failed') return this.#handle(line, attempt + 1);
+          await this.#reelect(mode, line, null, null);
+          if (this.#mode.kind !== 'failed') return this.#handle(line, notify, attempt + 1);
         }
         return errorFrameFor(line, RPC.internalError, `no majordomus server can serve this client: ${(this.#mode as { why: string }).why}`);
       case 'bridge': {
-        const delivery = await mode.bridge.deliver(line);
+        const delivery = await mode.bridge.deliver(line, notify ? { notify } : {});
         if (delivery.kind === 'answer') return delivery.text;
         if (delivery.kind === 'accepted') return undefined;
         if (this.#closing) return errorFrameFor(line, RPC.internalError, `not answered: ${delivery.why}`);
-        log.warn(`lost the shared server: ${delivery.why}; electing again`);
-        await this.#join(line, false, mode.bridge.peerId);
+        await this.#reelect(mode, line, mode.bridge.peerId, delivery.why);
         if (delivery.mayHaveRun && !safeToResend(line)) {
           return errorFrameFor(
             line,
@@ -175,7 +208,7 @@ export class ClientLink {
           );
         }
         if (attempt >= MAX_REJOINS) return errorFrameFor(line, RPC.internalError, `no majordomus server stayed reachable: ${delivery.why}`);
-        return this.#handle(line, attempt + 1);
+        return this.#handle(line, notify, attempt + 1);
       }
     }
   }
@@ -187,6 +220,8 @@ export class ClientLink {
   async #join(pending: string | null, initial: boolean, peerHint: string | null = null): Promise<void> {
     this.#stopPing();
     const previous = this.#mode;
+    // The old session's stream (if it still runs) must not relay beside the new one.
+    if (previous.kind === 'bridge') previous.bridge.closeStream();
     const hint = peerHint ?? (previous.kind === 'owner' || previous.kind === 'alone' ? previous.session.peerId : null);
     for (let round = 0; round < MAX_REJOINS; round += 1) {
       let outcome;
@@ -209,10 +244,14 @@ export class ClientLink {
   }
 
   async #attach(url: string, token: string, pending: string | null, hint: string | null): Promise<boolean> {
-    const bridge = new HttpBridge(url, token);
+    // Its session's stream opens once the replayed initialize succeeds, and is relayed to the client.
+    const bridge = new HttpBridge(url, token, (frame) => this.#streamWrite?.(frame));
     for (const line of this.#replayable(pending)) {
-      const delivery = await bridge.deliver(line, line === this.#initializeLine ? hint : null);
-      if (delivery.kind === 'lost') return false;
+      const delivery = await bridge.deliver(line, { peerHint: line === this.#initializeLine ? hint : null });
+      if (delivery.kind === 'lost') {
+        bridge.closeStream();
+        return false;
+      }
     }
     this.#mode = { kind: 'bridge', bridge };
     log.info(`attached to the shared server ${url} as a bridge (its options apply to this session)`);
@@ -248,6 +287,7 @@ export class ClientLink {
     }
     const session = owner.session(hint);
     for (const line of this.#replayable(pending)) await session.handleText(line);
+    if (this.#streamWrite) session.streamTo(this.#streamWrite);
     this.#mode = { kind: 'owner', owner, session };
     if (!initial) log.info(`took over as the shared server of ${this.#options.checkout.root}`);
   }
@@ -258,6 +298,7 @@ export class ClientLink {
       const { aloneSession } = await import('../runtime/alone.js');
       const session = aloneSession(layer, hint);
       for (const line of this.#replayable(pending)) await session.handleText(line);
+      if (this.#streamWrite) session.streamTo(this.#streamWrite);
       this.#mode = { kind: 'alone', session };
     } catch (error) {
       if (initial) throw error;
@@ -283,14 +324,11 @@ export class ClientLink {
       if (mode.kind !== 'bridge' || mode.bridge.sessionId === null) return;
       this.#pings += 1;
       const line = JSON.stringify({ jsonrpc: '2.0', id: `majordomus-bridge-ping-${this.#pings}`, method: 'ping' });
-      void this.#serial(async () => {
-        if (this.#mode !== mode) return;
+      void (async () => {
+        if (this.#election !== null || this.#mode !== mode) return;
         const delivery = await mode.bridge.deliver(line);
-        if (delivery.kind === 'lost') {
-          log.warn(`lost the shared server: ${delivery.why}; electing again`);
-          await this.#join(null, false, mode.bridge.peerId);
-        }
-      }).catch((error: unknown) => log.error(`the keep-alive ping failed: ${errorMessage(error)}`));
+        if (delivery.kind === 'lost' && !this.#closing) await this.#reelect(mode, null, mode.bridge.peerId, delivery.why);
+      })().catch((error: unknown) => log.error(`the keep-alive ping failed: ${errorMessage(error)}`));
     }, every);
     this.#ping.unref();
   }

@@ -17,6 +17,8 @@ export type RpcHandlers<T> = { [K in keyof T]: (...args: never[]) => Promise<unk
 
 /** What a served handler is given after its arguments: its call's event channel and cancellation. */
 export interface RpcCallScope {
+  /** Whether the caller listens to this call's events (without a listener `emit` posts nothing). */
+  readonly listening: boolean;
   /** Posts an event of `stream` to the caller's listener of this call; dropped once the call ended. */
   emit(stream: string, data: unknown): void;
   /** Aborts when the caller cancels this call or its thread goes away. */
@@ -38,7 +40,7 @@ export interface RpcCallOptions {
   timeoutMs?: number;
 }
 
-type Request = { kind: 'call'; id: number; method: string; args: string } | { kind: 'cancel'; id: number };
+type Request = { kind: 'call'; id: number; method: string; args: string; listening?: true } | { kind: 'cancel'; id: number };
 type Answer = { ok: true; value: string } | { ok: false; message: string };
 type Reply = ({ kind: 'reply'; id: number } & Answer) | { kind: 'event'; id: number; stream: string; data: string };
 
@@ -90,9 +92,11 @@ export function serveRpc<T extends RpcHandlers<T>>(port: MessagePort, handlers: 
     }
     const controller = new AbortController();
     running.set(id, controller);
+    const listening = message.listening === true;
     const scope: RpcCallScope = {
+      listening,
       emit: (stream, data) => {
-        if (running.get(id) === controller) post({ kind: 'event', id, stream, data: JSON.stringify(data) ?? 'null' });
+        if (listening && running.get(id) === controller) post({ kind: 'event', id, stream, data: JSON.stringify(data) ?? 'null' });
       },
       signal: controller.signal,
     };
@@ -183,7 +187,9 @@ export function rpcClient<T extends RpcHandlers<T>>(port: MessagePort, methods: 
       const unlisten = (): void => signal?.removeEventListener('abort', onAbort);
       pending.set(id, { resolve, reject, timer, onEvent: extra.onEvent, unlisten });
       try {
-        port.postMessage({ kind: 'call', id, method, args: JSON.stringify(args) } satisfies Request);
+        const call: Request = { kind: 'call', id, method, args: JSON.stringify(args) };
+        if (extra.onEvent) call.listening = true;
+        port.postMessage(call);
       } catch (error) {
         settle(id);
         reject(new RpcError(`${method} could not be sent: ${describe(error)}`));

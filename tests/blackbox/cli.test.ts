@@ -28,7 +28,7 @@ import { DEFAULT_TIMEOUT_MS, PACKAGE_ROOT, runCli, spawnCli } from '../helpers/c
 import { createFixtureRepo, makeTempDir, type FixtureRepo } from '../helpers/fixture-repo.js';
 import { treeState } from '../helpers/tree-state.js';
 import { withTimeout } from '../helpers/wait.js';
-import { BUILTIN_CAPABILITY_IDS } from '../helpers/builtins.js';
+import { BUILTIN_CAPABILITY_IDS, BUILTIN_COMMAND_IDS } from '../helpers/builtins.js';
 
 const GOOD_RULE = '---\ntitle: Good rule\ntags: [ok]\n---\n# Good rule\n\nFollow it.\n';
 const TWIN_PROFILE = 'id: twin\nagent: claude\nharness: {enabled: true}\n';
@@ -269,8 +269,10 @@ describe('writing nothing', () => {
     ];
     const result = await runCli(['mcp', '--standalone'], { cwd: repo.root, input: requests.map((r) => `${JSON.stringify(r)}\n`).join('') });
     expect(result.code, result.stderr).toBe(0);
-    const ids = result.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { id: unknown }).id);
-    expect(ids).toEqual([1, 2, 3, 4]);
+    const ids = result.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { id: number }).id);
+    // initialize is answered first; the rest as each answer is ready.
+    expect(ids[0]).toBe(1);
+    expect([...ids].sort()).toEqual([1, 2, 3, 4]);
     const after = await treeState(repo.root);
     expect(after).toEqual(before);
     expect(after.localExists).toBe(false);
@@ -283,7 +285,7 @@ describe('capabilities', () => {
     const result = await runCli(['capabilities', 'list'], { cwd: repo.root });
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.trim().split('\n');
-    expect(lines).toHaveLength(10);
+    expect(lines).toHaveLength(BUILTIN_CAPABILITY_IDS.length);
     expect(lines.find((l) => l.startsWith('objects.get '))).toMatch(/objects\.get\s+query\s+majordomus_get\s+GET \/api\/v1\/object$/);
     expect(lines.find((l) => l.startsWith('peers.announce '))).toMatch(/command\s+majordomus_announce\s+POST \/api\/v1\/peers\/announce$/);
   });
@@ -295,7 +297,7 @@ describe('capabilities', () => {
     const { capabilities } = JSON.parse(result.stdout) as { capabilities: Array<{ id: string; kind: string }> };
     expect(capabilities.map((c) => c.id)).toEqual(BUILTIN_CAPABILITY_IDS);
     const commands = await runCli(['capabilities', 'list', '--kind', 'command', '--format', 'json'], { cwd: repo.root });
-    expect((JSON.parse(commands.stdout) as { capabilities: Array<{ id: string }> }).capabilities.map((c) => c.id)).toEqual(['peers.announce']);
+    expect((JSON.parse(commands.stdout) as { capabilities: Array<{ id: string }> }).capabilities.map((c) => c.id)).toEqual(BUILTIN_COMMAND_IDS);
   });
 
   it('exits 13 with MAJ_INTERNAL and nothing on stdout when the capability fails unexpectedly (MAJORDOMUS_FAULT)', async () => {

@@ -363,9 +363,24 @@ describe('the SDK client over Streamable HTTP', () => {
 
     const missing = await client.callTool({ name: 'majordomus_get', arguments: { uri: 'majordomus://rule/nope' } });
     expect(missing.isError).toBe(true);
+    // The harness: no profile is nominated here, no session runs; each refusal names the fix.
+    expect(structured(await client.callTool({ name: 'majordomus_list_profiles', arguments: {} }))).toEqual({ profiles: [] });
+    expect(structured(await client.callTool({ name: 'majordomus_session_list', arguments: {} }))).toEqual({ sessions: [] });
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    for (const [name, args] of [
+      ['majordomus_spawn', { profile: 'none', prompt: 'hello' }],
+      ['majordomus_session_send', { session: unknown, prompt: 'go on' }],
+      ['majordomus_session_status', { session: unknown }],
+      ['majordomus_session_read', { session: unknown }],
+      ['majordomus_session_kill', { session: unknown }],
+    ] as const) {
+      const refused = await client.callTool({ name, arguments: args });
+      expect(refused.isError, name).toBe(true);
+      expect(JSON.stringify(refused.content), name).toMatch(/list_profiles|session_list/);
+    }
 
     const { resources } = await client.listResources();
-    expect(resources.map((r) => r.uri).sort()).toEqual(OBJECT_URIS);
+    expect(resources.map((r) => r.uri).sort()).toEqual([...OBJECT_URIS, 'majordomus://sessions'].sort());
     const read = await client.readResource({ uri: RULE_URI });
     expect(read.contents).toEqual([expect.objectContaining({ uri: RULE_URI, text: expect.stringContaining('# Prefer small modules') })]);
 

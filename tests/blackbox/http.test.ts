@@ -25,7 +25,7 @@ import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest, type RawRequestOptions, type RawResponse } from '../helpers/serve.js';
 import { DOCUMENT_URI, OBJECT_URIS, RULE_URI, serveFixture, type Served } from './http-fixture.js';
-import { BUILTIN_CAPABILITY_IDS } from '../helpers/builtins.js';
+import { BUILTIN_CAPABILITY_IDS, BUILTIN_COMMAND_IDS } from '../helpers/builtins.js';
 
 const CAPABILITY_IDS = BUILTIN_CAPABILITY_IDS;
 
@@ -181,7 +181,7 @@ describe('serve over HTTP', () => {
       const all = await getJson('/api/v1/capabilities');
       expect(all.capabilities.map((c: { id: string }) => c.id).sort()).toEqual(CAPABILITY_IDS);
       const commands = await getJson('/api/v1/capabilities?kind=command');
-      expect(commands.capabilities.map((c: { id: string }) => c.id)).toEqual(['peers.announce']);
+      expect(commands.capabilities.map((c: { id: string }) => c.id)).toEqual(BUILTIN_COMMAND_IDS);
     });
 
     it('GET /api/v1/capability?id= describes one capability with its schemas', async () => {

@@ -41,6 +41,14 @@ const VALID_INPUT: Record<string, Pick<RawRequestOptions, 'path' | 'body' | 'hea
   'objects.search': { query: 'query=modules&limit=5' },
   'capabilities.describe': { query: 'id=objects.list' },
   'capabilities.list': { query: 'kind=query' },
+  // Well-formed; refused (422): no such session. Served, not missing.
+  'harness.session_read': { query: 'session=00000000-0000-4000-8000-000000000000' },
+  'harness.session_status': { query: 'session=00000000-0000-4000-8000-000000000000' },
+  'harness.session_resource': { query: 'session=00000000-0000-4000-8000-000000000000&part=status' },
+  'harness.session_kill': { body: JSON.stringify({ session: '00000000-0000-4000-8000-000000000000' }), headers: { 'Content-Type': 'application/json' } },
+  'harness.session_send': { body: JSON.stringify({ session: '00000000-0000-4000-8000-000000000000', prompt: 'go on' }), headers: { 'Content-Type': 'application/json' } },
+  // No profile of the fixture is nominated: refused (422) before anything starts.
+  'harness.spawn': { body: JSON.stringify({ profile: 'none', prompt: 'hello' }), headers: { 'Content-Type': 'application/json' } },
   // Well-formed; refused (422) because plain REST has no session: served, not missing.
   'peers.announce': { body: JSON.stringify({ intent: 'check the document', paths: ['docs'] }), headers: { 'Content-Type': 'application/json' } },
   'mcp.post': {

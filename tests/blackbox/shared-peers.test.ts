@@ -7,7 +7,9 @@
  * - a client speaking MCP over HTTP itself, at the URL the lease names, gets a session and a peer
  *   id, is seen by the stdio clients as a peer, and ends its session with DELETE (invariant 4);
  * - a bridge is byte-transparent: the same request line gets the same response bytes from the
- *   owner's stdout and from a bridge's stdout (invariant 4: peers are a projection like the rest);
+ *   owner's stdout and from a bridge's stdout (invariant 4: peers are a projection like the rest),
+ *   a tool call carrying a progress token included (the bridge reads that answer as an event
+ *   stream and relays its response);
  * - an idle HTTP session expires with its peer, while a bridge that pings keeps its own
  *   (invariant 2: the bridge's session survives silence);
  * - a bridge whose session expired anyway (no ping in time) re-attaches to the same server on
@@ -169,6 +171,9 @@ describe('peers of one shared server', () => {
       [JSON.stringify({ jsonrpc: '2.0', id: 17, method: 'tools/call', params: { name: 'majordomus_nothing', arguments: {} } }), 17],
       [JSON.stringify({ jsonrpc: '2.0', id: 18, method: 'tools/call', params: { name: 'majordomus_get', arguments: { uri: 'majordomus://rule/none' } } }), 18],
       ['{"jsonrpc":"2.0","id":19,"method":"tools/list"', null],
+      // Asking for progress: over the bridge these are answered as event streams.
+      [JSON.stringify({ jsonrpc: '2.0', id: 20, method: 'tools/call', params: { name: 'majordomus_get', arguments: { uri: RULE_URI }, _meta: { progressToken: 'p-20' } } }), 20],
+      [JSON.stringify({ jsonrpc: '2.0', id: 21, method: 'tools/call', params: { name: 'majordomus_search', arguments: { limit: 'many' }, _meta: { progressToken: 21 } } }), 21],
     ];
     for (const [line, id] of lines) {
       const fromOwner = await owner.exchange(line, id);

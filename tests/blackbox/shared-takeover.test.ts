@@ -13,6 +13,8 @@
  * - a bridge whose server stops answering without dying (SIGSTOP) in the middle of a tool call
  *   answers that call with -32603 saying it was not re-sent because it may have run — never an
  *   answer from a second run, never endless silence (invariant 2);
+ * - a bridge with two requests in flight when its server stops answering (SIGSTOP) elects once,
+ *   not twice, and answers both (re-sent: they change nothing);
  * - a superseded server (its lease replaced by another process's, naming a live server of this
  *   checkout) answers `leaseholder: false`, refuses new sessions with 409 `lease_lost`, keeps the
  *   sessions it has, and leaves the other lease in place when it ends (invariant 1);
@@ -32,6 +34,7 @@ import {
   SERVING_HTTP,
   SHARED_LAYER,
   Scene,
+  countOf,
   idsOf,
   initializeBody,
   leasePath,
@@ -268,6 +271,32 @@ describe('takeover when the server goes', () => {
     expect(error.message).toContain('stopped answering');
     expect(error.message).toContain('it was not re-sent because it may have run');
     // It elected again before answering: the next call is served, under the same peer id.
+    expect((await peersVia(bridge.client)).you).toBe('p2');
+  }, 60_000);
+
+  it('elects once, not twice, when two requests in flight both find the server gone, and answers both', async () => {
+    const repo = await scene.repo({ files: SHARED_LAYER });
+    const owner = await scene.client(repo.root, { name: 'owner' });
+    await waitForLease(repo.root);
+    const bridge = await scene.client(repo.root, { name: 'bridged' });
+    await waitForLog(bridge.stderr, ATTACHED);
+    expect((await peersVia(bridge.client)).you).toBe('p2');
+
+    process.kill(owner.pid, 'SIGSTOP');
+    scene.defer(() => {
+      if (isAlive(owner.pid)) process.kill(owner.pid, 'SIGKILL');
+    });
+    // Both hang on the stopped server until the watchdog gives up on it; they change nothing, so
+    // both are re-sent to whoever serves after the election.
+    const [tools, resources] = await Promise.all([
+      bridge.client.listTools(undefined, { timeout: 40_000 }),
+      bridge.client.listResources(undefined, { timeout: 40_000 }),
+    ]);
+    expect(tools.tools.length).toBeGreaterThan(0);
+    expect(resources.resources.map((r) => r.uri)).toContain(RULE_URI);
+    await waitForLog(bridge.stderr, `took over as the shared server of ${repo.root}`);
+    expect(countOf(bridge.stderr(), /lost the shared server/g), bridge.stderr()).toBe(1);
+    expect(countOf(bridge.stderr(), /took over as the shared server/g)).toBe(1);
     expect((await peersVia(bridge.client)).you).toBe('p2');
   }, 60_000);
 });

@@ -27,7 +27,7 @@ import { createFixtureRepo, type FixtureRepo } from '../helpers/fixture-repo.js'
 import { connectMcp, type McpConnection } from '../helpers/mcp-client.js';
 import { statusOutside, treeState } from '../helpers/tree-state.js';
 import { withTimeout } from '../helpers/wait.js';
-import { BUILTIN_CAPABILITY_IDS, BUILTIN_TOOLS } from '../helpers/builtins.js';
+import { BUILTIN_CAPABILITY_IDS, BUILTIN_COMMAND_IDS, BUILTIN_TOOLS, TOOL_EFFECTS } from '../helpers/builtins.js';
 
 const RULE = `---
 title: Prefer small modules
@@ -99,27 +99,30 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
     expect(client.getInstructions()).toContain('majordomus_announce');
   });
 
-  it('lists every builtin tool, read-only for queries and not for majordomus_announce', async () => {
+  it('lists every builtin tool, read-only for queries and not for the commands, with the effects each declares', async () => {
     const { client } = await connect();
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(BUILTIN_TOOLS);
+    const commands = ['majordomus_announce', 'majordomus_spawn', 'majordomus_session_send', 'majordomus_session_kill'];
     for (const tool of tools) {
-      const isCommand = tool.name === 'majordomus_announce';
+      const isCommand = commands.includes(tool.name);
       expect(tool.annotations, tool.name).toMatchObject({
         readOnlyHint: !isCommand,
         idempotentHint: !isCommand,
         destructiveHint: false,
         openWorldHint: false,
+        ...TOOL_EFFECTS[tool.name],
       });
       expect(tool.inputSchema.type, tool.name).toBe('object');
       expect(tool.description, tool.name).toBeTruthy();
     }
   });
 
-  it('lists every layer object as a resource', async () => {
+  it('lists every layer object as a resource, after the sessions index', async () => {
     const { client } = await connect();
     const { resources } = await client.listResources();
     expect(resources.map((r) => r.uri)).toEqual([
+      'majordomus://sessions',
       'majordomus://adr/0001-use-mcp',
       'majordomus://document/glossary',
       RULE_URI,
@@ -218,9 +221,9 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
 
     const byKind = async (kind: string): Promise<string[]> =>
       ((await call('majordomus_capabilities', { kind })).structuredContent?.capabilities as Listed[]).map((c) => c.id).sort();
-    expect(await byKind('command')).toEqual(['peers.announce']);
+    expect(await byKind('command')).toEqual(BUILTIN_COMMAND_IDS);
     expect(await byKind('query')).toEqual(capabilities.filter((c) => c.kind === 'query').map((c) => c.id).sort());
-    expect((await byKind('query')).length + 1).toBe(capabilities.length);
+    expect((await byKind('query')).length + BUILTIN_COMMAND_IDS.length).toBe(capabilities.length);
   });
 
   it('answers majordomus_capability with the annotations and schemas of one capability', async () => {
@@ -402,8 +405,10 @@ describe.each(MODES)('$mode over raw pipes', ({ standalone, args }) => {
       expect(parsed.jsonrpc, line).toBe('2.0');
       expect('result' in parsed || 'error' in parsed, line).toBe(true);
     }
-    expect(lines.map((line) => frame(line).id)).toEqual([1, 2, 3, null, 4, 5, 6, 7]);
-    expect(frame(lines[5]!).error?.code).toBe(-32601);
+    // Each frame is answered as soon as its answer is ready, not in the order the frames came.
+    const ids = lines.map((line) => frame(line).id);
+    expect([...ids].sort((a, b) => String(a).localeCompare(String(b)))).toEqual([1, 2, 3, 4, 5, 6, 7, null]);
+    expect(frame(lines[ids.indexOf(5)]!).error?.code).toBe(-32601);
   });
 
   it('exits 0 when stdin closes', async () => {

@@ -2,8 +2,9 @@
 # Shell case (issue 4, item 9): the real clients' own loaders accept the checked-in configurations
 # and start majordomus through the launcher.
 #
-# Claude Code, Codex, Gemini CLI and opencode (exact versions below) are installed once into
-# node_modules/.cache/ (not dependencies of the package: they are what our users run). A fresh git
+# Claude Code, Codex, Gemini CLI and opencode (exact versions in tests/helpers/real-clients.versions)
+# are installed once into node_modules/.cache/ by tests/helpers/install-real-clients.sh (not
+# dependencies of the package: they are what our users run). A fresh git
 # repository gets a one-rule layer, the package's four configurations and `bin/majordomus-mcp` (a
 # symlink to the package's launcher). Each client runs its own `mcp list` there, with a private
 # HOME that trusts the repository (each client's documented trust setting):
@@ -20,8 +21,6 @@ set -euo pipefail
 
 NAME=real-clients
 PKG=$(CDPATH='' cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
-CLIENTS=$PKG/node_modules/.cache/majordomus-real-clients
-VERSIONS=(@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33)
 CLIENT_SECONDS=${CASE_CLIENT_SECONDS:-120}
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/majordomus-case-XXXXXX")
@@ -44,15 +43,8 @@ not_ok() {
   return 0
 }
 
-# The clients, installed once per node_modules (a fresh machine downloads them here).
-stamp=$CLIENTS/.versions
-if [[ ! -f $stamp || $(cat "$stamp") != "${VERSIONS[*]}" ]]; then
-  rm -rf -- "$CLIENTS"
-  mkdir -p -- "$CLIENTS"
-  printf '{"private": true}\n' >"$CLIENTS/package.json"
-  (cd -- "$CLIENTS" && npm install --no-audit --no-fund --no-save "${VERSIONS[@]}" </dev/null >&2)
-  printf '%s' "${VERSIONS[*]}" >"$stamp"
-fi
+# The clients, installed once per node_modules (a fresh machine downloads them there).
+CLIENTS=$(bash "$PKG/tests/helpers/install-real-clients.sh")
 
 # A fresh repository with a one-rule layer and the package's configurations.
 mkdir -p -- "$REPO/.ai/repo/rules" "$REPO/.gemini" "$REPO/.codex" "$REPO/bin"

@@ -3,6 +3,14 @@
 export const BUILTIN_CAPABILITY_IDS = [
   'capabilities.describe',
   'capabilities.list',
+  'harness.list_profiles',
+  'harness.session_kill',
+  'harness.session_list',
+  'harness.session_read',
+  'harness.session_resource',
+  'harness.session_send',
+  'harness.session_status',
+  'harness.spawn',
   'health.live',
   'health.ready',
   'objects.get',
@@ -20,6 +28,23 @@ export const BUILTIN_TOOLS = [
   'majordomus_get',
   'majordomus_info',
   'majordomus_list',
+  'majordomus_list_profiles',
   'majordomus_peers',
   'majordomus_search',
+  'majordomus_session_kill',
+  'majordomus_session_list',
+  'majordomus_session_read',
+  'majordomus_session_send',
+  'majordomus_session_status',
+  'majordomus_spawn',
 ];
+
+/** The commands among them (POST routes, not read-only). */
+export const BUILTIN_COMMAND_IDS = ['harness.session_kill', 'harness.session_send', 'harness.spawn', 'peers.announce'];
+
+/** MCP annotations beyond the kind's: what each tool declares it may destroy or reach. */
+export const TOOL_EFFECTS: Readonly<Record<string, { destructiveHint?: boolean; openWorldHint?: boolean }>> = {
+  majordomus_spawn: { openWorldHint: true },
+  majordomus_session_send: { openWorldHint: true, destructiveHint: true },
+  majordomus_session_kill: { destructiveHint: true },
+};

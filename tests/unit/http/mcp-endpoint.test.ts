@@ -20,7 +20,8 @@
  *   request without that Accept, a request without a token, and initialize are answered as JSON;
  * - a client that leaves such a stream cancels its request (no response is written); a cancelled
  *   request answered as JSON gets 202 with no body;
- * - a session with a request under way, or with its stream open, does not expire;
+ * - a session with a request under way does not expire; an open stream alone does not keep it,
+ *   and ends when it expires;
  * - GET: 406 not_acceptable without the Accept, 400 session_required, 404 session_not_found; the
  *   stream opens with a comment, carries the peer's notifications and keep-alive comments; a
  *   second GET replaces the first; a client leaving detaches it; DELETE ends it.
@@ -43,7 +44,7 @@ function fakeBackend(): FakeBackend {
   const backend: FakeBackend = {
     joins: [],
     left: [],
-    tools: { tools: [], capabilityOf: () => undefined },
+    tools: { tools: [], capabilityOf: () => undefined, resources: [] },
     invoke: async () => ({ ok: true, json: '{}' }),
     objects: () => [],
     object: () => undefined,
@@ -311,7 +312,7 @@ function followBackend(): { backend: McpBackend; follows: Follow[] } {
   const follows: Follow[] = [];
   const backend: McpBackend = {
     ...fakeBackend(),
-    tools: { tools: [], capabilityOf: (name) => (name === 'follow' ? 'test.follow' : undefined) },
+    tools: { tools: [], capabilityOf: (name) => (name === 'follow' ? 'test.follow' : undefined), resources: [] },
     invoke: (_id, _args, _caller, call) =>
       new Promise<CallOutcome>((resolve) => {
         call?.signal?.addEventListener('abort', () => resolve({ ok: true, json: '{"stopped":true}' }));
@@ -334,6 +335,19 @@ describe('McpEndpoint streams', () => {
     await waitFor(() => follows.length >= count, { timeoutMs: 2_000, what: `${count} call(s) to start` });
     return follows;
   };
+
+  it('gives a session the spawn depth its initialize reported (Mcp-Spawn-Depth), and none for a malformed one', async () => {
+    const { endpoint, follows } = streaming();
+    const init = (id: number) => bytes({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, clientInfo: { name: 'x', version: '1' } } });
+    const deep = header(await endpoint.post(init(1), '', '', false, '2'), SESSION_HEADER) as string;
+    const odd = header(await endpoint.post(init(2), '', '', false, '-1'), SESSION_HEADER) as string;
+    void endpoint.post(follow(3), deep, '', false);
+    void endpoint.post(follow(4), odd, '', false);
+    const [first, second] = await started(follows, 2);
+    expect(first?.call?.depth).toBe(2);
+    expect(second?.call).not.toHaveProperty('depth');
+    endpoint.closeAll();
+  });
 
   it('answers a request that asked for progress as SSE: progress as it comes, the response last, then the end', async () => {
     const { endpoint, follows } = streaming();
@@ -393,7 +407,7 @@ describe('McpEndpoint streams', () => {
     expect(follows[0]?.call?.signal?.aborted).toBe(true);
   });
 
-  it('does not expire a session while a request of it is under way or its stream is open', async () => {
+  it('does not expire a session while a request of it is under way; its open stream alone does not keep it, and ends with it', async () => {
     let now = 0;
     const { endpoint, follows } = streaming({ idleMs: 1_000, now: () => now });
     const { session } = await open(endpoint);
@@ -405,12 +419,11 @@ describe('McpEndpoint streams', () => {
     await waiting;
     const sink = testSink();
     streamed(endpoint.openStream(session, true)).start(sink);
-    now = 10_000;
-    expect(endpoint.expireIdle()).toBe(0);
-    sink.leave();
-    expect(endpoint.expireIdle()).toBe(0); // idle from the moment its client stopped listening
-    now = 11_000;
+    now = 5_999;
+    expect(endpoint.expireIdle()).toBe(0); // idle from the moment its request ended
+    now = 6_000;
     expect(endpoint.expireIdle()).toBe(1);
+    expect(sink.ended).toBe(true);
   });
 
   it('refuses a GET without Accept: text/event-stream (406), without a session (400) and of an unknown one (404)', async () => {

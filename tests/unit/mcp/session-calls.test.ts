@@ -50,7 +50,7 @@ function followBackend(): McpBackend & { calls: Call[] } {
   const ids: Record<string, string> = { follow: 'test.follow', stubborn: 'test.stubborn' };
   return {
     calls,
-    tools: { tools: Object.keys(ids).map(tool), capabilityOf: (name) => ids[name] },
+    tools: { tools: Object.keys(ids).map(tool), capabilityOf: (name) => ids[name], resources: [] },
     invoke(capabilityId, args, _caller, call) {
       return new Promise<CallOutcome>((resolve) => {
         const id = String((args as { id?: unknown }).id ?? calls.length);
@@ -84,6 +84,19 @@ async function started(backend: { calls: Call[] }, count: number): Promise<Call[
 }
 
 describe('McpSession calls', () => {
+  it('lends each call the spawn depth its bridge reported, and none when it reported none', async () => {
+    const backend = followBackend();
+    const deep = new McpSession(backend, { spawnDepth: 2 });
+    void deep.handle(callTool(1, 'follow'));
+    const plain = new McpSession(backend);
+    void plain.handle(callTool(2, 'follow'));
+    const [first, second] = await started(backend, 2);
+    expect(first?.call?.depth).toBe(2);
+    expect(second?.call).not.toHaveProperty('depth');
+    deep.close();
+    plain.close();
+  });
+
   it('reports the progress of a call that asked for it, in order and rising, before its answer, and nothing after', async () => {
     const backend = followBackend();
     const session = new McpSession(backend);

@@ -61,7 +61,7 @@ interface FakeBackend extends McpBackend {
 function fakeBackend(objectCount = 3): FakeBackend {
   const objects = Array.from({ length: objectCount }, (_, i) => object(i + 1));
   const ids: Record<string, string> = { echo: 'test.echo', strict: 'test.strict', missing: 'test.missing' };
-  const tools: ToolTable = { tools: Object.keys(ids).map(tool), capabilityOf: (name) => ids[name] };
+  const tools: ToolTable = { tools: Object.keys(ids).map(tool), capabilityOf: (name) => ids[name], resources: [] };
   const backend: FakeBackend = {
     joined: [],
     left: [],

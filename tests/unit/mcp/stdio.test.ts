@@ -2,6 +2,8 @@
  * serveStdio (src/mcp/stdio.ts) over PassThrough streams and a scripted frame handler. Covers:
  * - every line is handled as it arrives and answered as soon as its answer is ready: a slow frame
  *   does not delay the fast ones behind it;
+ * - frames that arrive while an `initialize` is being answered wait for its answer (a client that
+ *   pipes its frames without waiting still has its initialize run first);
  * - a request's notifications (written through `notify`) go out at once, before its answer, each
  *   a whole frame; the server's own frames (`streamTo`) are written until EOF;
  * - blank and whitespace-only lines are ignored; a handler answer of `undefined` writes nothing;
@@ -72,6 +74,24 @@ describe('serveStdio', () => {
     input.end();
     await withTimeout(served, 2_000, 'the session to end');
     expect(written()).toBe('answer:second\nanswer:third\nanswer:first\n');
+  });
+
+  it('holds the frames that arrive while an initialize is being answered until its answer is out', async () => {
+    const { input, output, written } = streams();
+    const slow = deferred();
+    const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
+    const handler = scripted({ [initialize]: slow });
+    const served = serveStdio(handler, input, output);
+    input.write(`${initialize}\nafter\n`);
+    await waitFor(() => handler.seen.length === 1, { timeoutMs: 2_000, what: 'the initialize to reach the handler' });
+    await settle();
+    expect(handler.seen).toEqual([initialize]);
+    slow.resolve();
+    await waitFor(() => written() === `answer:${initialize}\nanswer:after\n`, { timeoutMs: 2_000, what: 'both answers, initialize first' });
+    // Once it is answered, frames go on at once again.
+    input.end('later\n');
+    await withTimeout(served, 2_000, 'the session to end');
+    expect(handler.seen).toEqual([initialize, 'after', 'later']);
   });
 
   it("writes a request's notifications at once, before its answer, each a whole frame", async () => {

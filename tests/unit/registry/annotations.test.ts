@@ -9,6 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { toolTable } from '../../../src/mcp/projection.js';
 import { BUILTIN_CAPABILITIES } from '../../../src/registry/builtins.js';
+import { TOOL_EFFECTS } from '../../helpers/builtins.js';
 import { annotationsFor, CAPABILITY_KINDS, methodFor } from '../../../src/registry/descriptor.js';
 import { buildRegistry } from '../../../src/registry/registry.js';
 
@@ -25,6 +26,11 @@ describe('annotations and methods derived from the kind', () => {
     expect(annotationsFor('command')).toEqual({ readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false });
   });
 
+  it('adds the declared effects: destructive for a command only, open world for any kind', () => {
+    expect(annotationsFor('command', { destructive: true, openWorld: true })).toEqual({ readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: true });
+    expect(annotationsFor('query', { destructive: true })).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+  });
+
   it('binds a command to POST and a query or a resource to GET', () => {
     expect(methodFor('command')).toBe('POST');
     expect(methodFor('query')).toBe('GET');
@@ -32,10 +38,11 @@ describe('annotations and methods derived from the kind', () => {
     expect(CAPABILITY_KINDS).toEqual(['query', 'resource', 'command']);
   });
 
-  it('gives every builtin catalogue entry and MCP tool the annotations of its kind', () => {
+  it('gives every builtin catalogue entry and MCP tool the annotations of its kind and effects', () => {
     const registry = buildRegistry(BUILTIN_CAPABILITIES);
     for (const entry of registry.catalog.entries) {
-      expect(entry.annotations, entry.id).toEqual(annotationsFor(entry.kind));
+      const tool = entry.exposure.mcp?.tool;
+      expect(entry.annotations, entry.id).toEqual({ ...annotationsFor(entry.kind), ...(tool === undefined ? {} : TOOL_EFFECTS[tool]) });
     }
     const tools = toolTable(registry.catalog);
     expect(tools.tools.length).toBeGreaterThan(0);
@@ -43,7 +50,7 @@ describe('annotations and methods derived from the kind', () => {
       const id = tools.capabilityOf(tool.name);
       const entry = id === undefined ? undefined : registry.catalog.byId(id);
       expect(entry, tool.name).toBeDefined();
-      expect(tool.annotations, tool.name).toEqual({ title: entry?.title, ...annotationsFor(entry!.kind) });
+      expect(tool.annotations, tool.name).toEqual({ title: entry?.title, ...annotationsFor(entry!.kind), ...TOOL_EFFECTS[tool.name] });
     }
   });
 

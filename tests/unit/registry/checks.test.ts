@@ -108,6 +108,18 @@ describe('registry checks', () => {
     expect(message).toContain('a.one: resource URI "https://example.com/x" is not majordomus://');
   });
 
+  it('refuses a command read as a resource, and a resource URI placeholder that is not an input', () => {
+    const command = capability('a.act', { kind: 'command', exposure: { mcp: { resource: 'majordomus://act' }, http: { method: 'POST', path: '/api/v1/act' } } });
+    const query = capability('a.part', {
+      input: z.object({ thing: z.string().max(10) }).strict(),
+      exposure: { mcp: { resource: 'majordomus://things/{thing}/{part}' } },
+    });
+    expect(registryViolations([command, query])).toEqual([
+      'a.act: a command cannot be read as a resource',
+      'a.part: resource URI placeholder {part} is not an input of the capability',
+    ]);
+  });
+
   it('refuses a route outside /api/v1/ and names the capability and the route', () => {
     const message = refusal([capability('a.one', { exposure: { http: { method: 'GET', path: '/api/v2/things' } } })]);
     expect(message).toContain('a.one: route "/api/v2/things" is not under /api/v1/');

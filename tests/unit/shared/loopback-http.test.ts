@@ -4,11 +4,16 @@
  * the close; a 204; the request line, Host, Connection: close, Content-Length and the headers
  * sent; headers read case-insensitively; a refused connection rejects with ECONNREFUSED; a
  * deadline; abort; a connection closed before the answer; an answer that is not HTTP.
+ * An answer sent as text/event-stream: each event reaches onEvent while the stream still runs
+ * (node:http, chunked); events and a multi-byte character cut across TCP writes are read whole;
+ * a stream framed by the close ends with it; a chunked stream cut before its last chunk fails.
  */
 import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loopbackRequest } from '../../../src/shared/loopback-http.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const servers: Array<Server | NetServer> = [];
 const sockets = new Set<import('node:net').Socket>();
@@ -99,5 +104,66 @@ describe('loopbackRequest', () => {
     await expect(loopbackRequest({ base: hangUp, method: 'GET', path: '/' }).response).rejects.toThrow('closed the connection before answering');
     const junk = await rawServer((socket) => socket.end('SSH-2.0-OpenSSH\r\n\r\n'));
     await expect(loopbackRequest({ base: junk, method: 'GET', path: '/' }).response).rejects.toThrow('not an HTTP/1.1 answer');
+  });
+
+  it('hands each event of an event stream to onEvent as it arrives, while the stream still runs', async () => {
+    let finish: (() => void) | undefined;
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress"}\n\n');
+      finish = () => res.end(': bye\n\nevent: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+    });
+    const events: string[] = [];
+    const pending = loopbackRequest({ base, method: 'POST', path: '/mcp', body: '{}', onEvent: (data) => events.push(data) });
+    await waitFor(() => events.length === 1, { timeoutMs: 5_000, what: 'the first event before the end' });
+    expect(events).toEqual(['{"jsonrpc":"2.0","method":"notifications/progress"}']);
+    finish?.();
+    const answer = await pending.response;
+    expect(answer).toMatchObject({ status: 200, body: '', eventStream: true });
+    expect(events).toEqual(['{"jsonrpc":"2.0","method":"notifications/progress"}', '{"jsonrpc":"2.0","id":1,"result":{}}']);
+  });
+
+  it('reads events and a multi-byte character cut across TCP writes, in a chunked stream', async () => {
+    const body = Buffer.from('event: message\ndata: {"text":"naïve — ✓"}\n\nevent: message\r\ndata: two\r\n\r\n', 'utf8');
+    const cut = body.indexOf(Buffer.from('✓')) + 2; // between the bytes of ✓
+    const chunked = Buffer.concat([
+      Buffer.from(`${cut.toString(16)}\r\n`),
+      body.subarray(0, cut),
+      Buffer.from(`\r\n${(body.length - cut).toString(16)}\r\n`),
+      body.subarray(cut),
+      Buffer.from('\r\n0\r\n\r\n'),
+    ]);
+    const head = 'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n';
+    const base = await rawServer((socket) => {
+      socket.setNoDelay(true);
+      void (async () => {
+        const bytes = Buffer.concat([Buffer.from(head), chunked]);
+        // Cut inside the head, inside a size line, inside ✓ and inside the CRLFs.
+        const cuts = [10, head.length + 1, head.length + 4 + cut - 1, head.length + 4 + cut + 3, bytes.length - 3, bytes.length];
+        let start = 0;
+        for (const end of cuts) {
+          socket.write(bytes.subarray(start, end));
+          start = end;
+          await delay(15);
+        }
+      })();
+    });
+    const events: string[] = [];
+    const answer = await loopbackRequest({ base, method: 'GET', path: '/mcp', onEvent: (data) => events.push(data) }).response;
+    expect(answer.eventStream).toBe(true);
+    expect(events).toEqual(['{"text":"naïve — ✓"}', 'two']);
+  });
+
+  it('ends an event stream framed by the close with the close, and fails a chunked one cut before its last chunk', async () => {
+    const byClose = await rawServer((socket) =>
+      socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\nevent: message\ndata: only\n\nevent: message\ndata: unfinished'),
+    );
+    const events: string[] = [];
+    expect(await loopbackRequest({ base: byClose, method: 'GET', path: '/', onEvent: (data) => events.push(data) }).response).toMatchObject({ status: 200, eventStream: true });
+    expect(events).toEqual(['only']);
+    const cutShort = await rawServer((socket) =>
+      socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n14\r\nevent: message\ndata:\r\n'),
+    );
+    await expect(loopbackRequest({ base: cutShort, method: 'GET', path: '/' }).response).rejects.toThrow('closed the connection before answering');
   });
 });

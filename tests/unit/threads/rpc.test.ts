@@ -5,7 +5,8 @@
  * call, it never hangs); a value the sender cannot serialize (nested 10,000 deep) fails at once;
  * every pending call fails when the other side's port closes (a thread that ended).
  * And the streaming half: the events a handler posts reach that call's listener only, in order,
- * before its answer, and none after it; aborting a call's signal rejects it at once and aborts the
+ * before its answer, and none after it; a handler whose caller does not listen is told so and
+ * posts nothing; aborting a call's signal rejects it at once and aborts the
  * handler's signal; a call whose signal already aborted is never sent; a port that closes aborts
  * the handlers still running; a call's own deadline replaces the method's.
  */
@@ -148,5 +149,12 @@ describe('rpc', () => {
     await waitFor(() => scopes.length === 1, { timeoutMs: 2_000, what: 'the handler to start' });
     controller.abort();
     await expect(unbounded).rejects.toThrow('wait was cancelled');
+  });
+
+  it('tells a handler whether its caller listens, and posts nothing for one that does not', async () => {
+    const client = pair();
+    expect(await client.count(2)).toBe('counted to 2');
+    expect(await client.callWith('count', [1], { onEvent: () => undefined })).toBe('counted to 1');
+    expect(scopes.map((scope) => scope.listening)).toEqual([false, true]);
   });
 });
