@@ -93,9 +93,12 @@ describe('rpc', () => {
       `const { workerData } = require('node:worker_threads'); workerData.port.on('message', () => process.exit(0));`,
       { eval: true, workerData: { port: channel.port1 }, transferList: [channel.port1] },
     );
+    // Listened for before anything can make the worker exit: under load its `exit` event may well
+    // come before the call's rejection, and an event that has passed is never heard.
+    const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
     const client = rpcClient<Echo>(channel.port2, ['echo'], { timeoutMs: 30_000 });
     await expect(client.echo('anyone there?')).rejects.toThrow('the other thread has gone');
-    await new Promise((resolve) => worker.once('exit', resolve));
+    expect(await exited).toBe(0);
   });
 
   it("delivers a call's events to that call's listener, in order, before its answer, and none after it", async () => {
