@@ -149,6 +149,10 @@ export interface Launched {
   pid: number;
   pgid: number;
   startTicks: string | null;
+  /** The leader's exit. Listened to from the spawn on: a quick agent may be gone before anyone awaits. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Every pipe of the child closed. */
+  closed: Promise<void>;
 }
 
 /**
@@ -166,6 +170,8 @@ export function launch(request: LaunchRequest): Promise<Launched> {
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('spawn', () => {
@@ -175,7 +181,7 @@ export function launch(request: LaunchRequest): Promise<Launched> {
       child.stdin?.on('error', () => undefined);
       if (request.stdin === null) child.stdin?.end();
       else child.stdin?.end(request.stdin);
-      resolve({ child, pid, pgid: pid, startTicks: startTicksOf(pid) });
+      resolve({ child, pid, pgid: pid, startTicks: startTicksOf(pid), exited, closed });
     });
   });
 }

@@ -8,7 +8,8 @@
  * was launched with, never by "the current turn", so a late exit never ends the wrong turn.
  */
 import { randomUUID } from 'node:crypto';
-import { stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { relative } from 'node:path';
 import type { LayerView } from '../layer/view.js';
 import type { CallContext } from '../threads/types.js';
@@ -533,7 +534,6 @@ export class Harness {
       },
     });
     const stderr = this.#store.stderrPath(record.session, number);
-    const { createWriteStream } = await import('node:fs');
     const stderrFile = createWriteStream(stderr, { flags: 'a', mode: 0o600 });
     const child = launched.child;
     child.stdout?.on('data', (chunk: Buffer) => writer.push(chunk));
@@ -541,20 +541,15 @@ export class Harness {
       stderrFile.write(chunk);
       turn.stderrTail = (turn.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL);
     });
-    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    turn.ended = new Promise<void>((resolve) => {
-      child.once('exit', (code, signal) => {
-        void (async () => {
-          // The leader is gone; whatever it forked goes too, so inherited pipes close.
-          if (groupAlive(launched.pgid)) await stopGroup(launched.pgid, Math.min(this.#grace(), 2_000));
-          await Promise.race([closed, new Promise((r) => setTimeout(r, PIPE_CLOSE_GRACE_MS))]);
-          await writer.end();
-          await new Promise<void>((r) => stderrFile.end(r));
-          await this.#finish(entry, turn, { exitCode: code, signal, error: null });
-          resolve();
-        })();
-      });
-    });
+    turn.ended = (async () => {
+      const { code, signal } = await launched.exited;
+      // The leader is gone; whatever it forked goes too, so inherited pipes close.
+      if (groupAlive(launched.pgid)) await stopGroup(launched.pgid, Math.min(this.#grace(), 2_000));
+      await Promise.race([launched.closed, new Promise((r) => setTimeout(r, PIPE_CLOSE_GRACE_MS))]);
+      await writer.end();
+      await new Promise<void>((r) => stderrFile.end(r));
+      await this.#finish(entry, turn, { exitCode: code, signal, error: null });
+    })();
     return turn;
   }
 
@@ -754,7 +749,6 @@ export class Harness {
   async #stderrTail(entry: Session, limit = STDERR_TAIL): Promise<string> {
     const last = entry.turns.at(-1) as Turn;
     if (last.status === 'running' && limit <= STDERR_TAIL) return last.stderrTail.slice(-limit);
-    const { readFile } = await import('node:fs/promises');
     const text = await readFile(this.#store.stderrPath(entry.record.session, last.turn), 'utf8').catch(() => '');
     return text.slice(-limit);
   }

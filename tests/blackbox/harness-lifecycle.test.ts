@@ -19,6 +19,7 @@
  * - nothing is written outside .ai/local (git status stays clean).
  */
 import { existsSync, statSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { git } from '../helpers/fixture-repo.js';
@@ -46,6 +47,19 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 describe('harness sessions through the owner\'s stdio client', () => {
   const scene = new Scene();
   afterEach(() => scene.cleanup());
+
+  it('ends the turn of an agent that exits at once, before the harness has finished starting it', async () => {
+    // A shell agent answers and exits within a millisecond or two: its exit must not be missed.
+    const scratch = await scratchDir(scene);
+    const agent = join(scratch, 'quick-agent.sh');
+    await writeFile(agent, `#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' '{"type":"result","subtype":"success","is_error":false,"result":"quick","session_id":"q1"}'\n`, { mode: 0o755 });
+    const repo = await scene.repo({ files: harnessFiles({ profiles: { quick: { agent: 'claude', command: agent } } }) });
+    const owner = await scene.client(repo.root);
+    for (let i = 0; i < 5; i += 1) {
+      const spawned = await answer(owner.client, 'spawn', { profile: 'quick', prompt: 'go', wait: true, timeout_seconds: 20 });
+      expect(spawned, `spawn ${i}`).toMatchObject({ status: 'exited', exitCode: 0, answer: 'quick', timedOut: false });
+    }
+  });
 
   it('lists only the nominated profiles, marks the default and names a missing command', async () => {
     const repo = await scene.repo({
