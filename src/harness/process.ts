@@ -153,6 +153,32 @@ export interface Launched {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Every pipe of the child closed. */
   closed: Promise<void>;
+  /** The child's stdout and stderr, held from the spawn on until a reader attaches. */
+  stdout: PipeRelay;
+  stderr: PipeRelay;
+}
+
+/**
+ * A pipe read from the spawn on. Node discards what a child wrote to a pipe nobody reads once the
+ * child exits (it resumes such streams), so a quick agent's whole answer could be lost between
+ * the spawn and the moment the harness attaches its reader.
+ */
+export interface PipeRelay {
+  /** Receives what was held, then every later chunk. */
+  attach(reader: (chunk: Buffer) => void): void;
+}
+
+function relay(stream: NodeJS.ReadableStream | null): PipeRelay {
+  let held: Buffer[] = [];
+  let reader: ((chunk: Buffer) => void) | null = null;
+  stream?.on('data', (chunk: Buffer) => (reader === null ? held.push(chunk) : reader(chunk)));
+  return {
+    attach(next) {
+      reader = next;
+      for (const chunk of held) next(chunk);
+      held = [];
+    },
+  };
 }
 
 /**
@@ -172,6 +198,8 @@ export function launch(request: LaunchRequest): Promise<Launched> {
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const stdout = relay(child.stdout);
+  const stderr = relay(child.stderr);
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('spawn', () => {
@@ -181,7 +209,7 @@ export function launch(request: LaunchRequest): Promise<Launched> {
       child.stdin?.on('error', () => undefined);
       if (request.stdin === null) child.stdin?.end();
       else child.stdin?.end(request.stdin);
-      resolve({ child, pid, pgid: pid, startTicks: startTicksOf(pid), exited, closed });
+      resolve({ child, pid, pgid: pid, startTicks: startTicksOf(pid), exited, closed, stdout, stderr });
     });
   });
 }

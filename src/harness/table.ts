@@ -535,9 +535,8 @@ export class Harness {
     });
     const stderr = this.#store.stderrPath(record.session, number);
     const stderrFile = createWriteStream(stderr, { flags: 'a', mode: 0o600 });
-    const child = launched.child;
-    child.stdout?.on('data', (chunk: Buffer) => writer.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => {
+    launched.stdout.attach((chunk) => writer.push(chunk));
+    launched.stderr.attach((chunk) => {
       stderrFile.write(chunk);
       turn.stderrTail = (turn.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL);
     });
