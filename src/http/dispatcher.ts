@@ -24,6 +24,8 @@ export interface DispatcherOptions {
   answerCache: boolean;
 }
 
+/** How long a stop waits for pool threads still starting. */
+const POOL_SETTLE_MS = 10_000;
 /** At most this many calls wait for the pool; past it a call is answered `busy` at once. */
 const MAX_PENDING_CALLS = 4096;
 /**
@@ -41,12 +43,14 @@ export class CallDispatcher {
   readonly #pool: Piscina<PoolTask[], CallOutcome[]>;
   readonly #batches: Batcher<PoolTask, CallOutcome>;
   readonly #answers: AnswerCache | null;
+  readonly #poolThreads: number;
   #stopping = false;
 
   constructor(options: DispatcherOptions) {
     this.#catalog = options.catalog;
     this.#host = options.host;
     this.#harness = options.harness;
+    this.#poolThreads = options.poolThreads;
     this.#pool = new Piscina<PoolTask[], CallOutcome[]>({
       filename: options.poolTaskFile,
       name: 'runCapabilities',
@@ -85,6 +89,11 @@ export class CallDispatcher {
   /** Refuses new calls and ends the pool. */
   async stop(): Promise<void> {
     this.#stopping = true;
+    // A pool thread destroyed while it still loads its module aborts the whole process (node
+    // fails inside the module loader): a server stopped right after it started waits for its pool
+    // threads to answer once (bounded) before they go.
+    const settled = Promise.allSettled(Array.from({ length: this.#poolThreads }, () => this.#pool.run([])));
+    await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, POOL_SETTLE_MS).unref())]);
     await this.#pool.destroy();
   }
 
