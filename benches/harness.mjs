@@ -1,0 +1,603 @@
+#!/usr/bin/env node
+/**
+ * The harness (issue 10): following a session through a bridge, the owner's own client while
+ * agents chatter, and what a spawn costs. One temporary git repository whose layer nominates a
+ * profile running tests/fixtures/harness/fake-agent.mjs as a claude CLI; an owner (`mcp
+ * --http-port 0`) and a bridged client (a second `mcp` in the same checkout), both driven over raw
+ * stdio pipes with newline JSON-RPC.
+ *
+ * 1. Follow latency. A `lines:N:interval` session prints ticks `{"type":"tick","at":…}` stamped
+ *    with the agent's performance.timeOrigin + performance.now(); the bridged client follows it
+ *    with `session_read {wait: true}` and a progressToken. For every `notifications/progress` it
+ *    receives, latency = the bench's performance.timeOrigin + performance.now() when the chunk
+ *    arrived − the tick's `at`. Both are wall-clock based (each process's time origin is the wall
+ *    clock at its start, plus a monotonic clock), on the same machine. Bar: p50 ≤ 20 ms (hyprpilot
+ *    polls every 250 ms). The same through the owner's own stdio is printed beside it.
+ * 2. Invariant 3 under agent chatter. The owner's stdio `tools/call` (`majordomus_get` of a rule),
+ *    sequential, with F sessions each printing R bytes/s (`flood:R:…`) against none, in
+ *    alternating rounds (loaded, quiet | quiet, loaded | …: the flood starts once for two loaded
+ *    measurements, as benches/shared.mjs does with its load). Bar: loaded/quiet p50 ≤ 1.15, when
+ *    the flood carried at least half its nominal bytes (else the bar fails: no load, no verdict).
+ * 3. Spawn overhead. From just before the request is written to when the fake agent's script began
+ *    (the `at` it logs to FAKE_AGENT_LOG), p50, for: `majordomus_spawn` over the owner's stdio; the
+ *    harness's own `launch()` (setpriv + the `sh` group leader) in a worker thread at the harness
+ *    thread's nice; the same in this thread at nice 0; `child_process.spawn` of the fake agent.
+ *    Interleaved in rotating order. Reported, no bar: the ratio, and what each step adds as the
+ *    median of its per-round paired differences.
+ *
+ * Writes benches/results/harness-latest.json. Environment: BENCH_HARNESS_LINES (300),
+ * BENCH_HARNESS_INTERVAL_MS (20), BENCH_HARNESS_ROUNDS (10), BENCH_HARNESS_CALLS (2000 per
+ * condition and round), BENCH_HARNESS_WARMUP (1000), BENCH_HARNESS_FLOODS (8),
+ * BENCH_HARNESS_FLOOD_RATE (1000000 bytes/s each), BENCH_HARNESS_FLOOD_MIN_SHARE (0.5),
+ * BENCH_HARNESS_SPAWNS (31 per variant).
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import {
+  fmt,
+  machine,
+  makeRepo,
+  MAIN_JS,
+  median,
+  PACKAGE_ROOT,
+  percentile,
+  PipeRpc,
+  runWhenMain,
+  SERVING_RE,
+  spawnNode,
+  summarize,
+  table,
+  threadDelta,
+  threadTimes,
+  verdict,
+  withTimeout,
+  writeResult,
+} from './lib/common.mjs';
+
+const LINES = Number(process.env.BENCH_HARNESS_LINES ?? 300);
+const INTERVAL_MS = Number(process.env.BENCH_HARNESS_INTERVAL_MS ?? 20);
+const ROUNDS = Number(process.env.BENCH_HARNESS_ROUNDS ?? 10);
+const CALLS = Number(process.env.BENCH_HARNESS_CALLS ?? 2000);
+const WARMUP = Number(process.env.BENCH_HARNESS_WARMUP ?? 1000);
+const FLOODS = Number(process.env.BENCH_HARNESS_FLOODS ?? 8);
+const FLOOD_RATE = Number(process.env.BENCH_HARNESS_FLOOD_RATE ?? 1_000_000);
+const SPAWNS = Number(process.env.BENCH_HARNESS_SPAWNS ?? 31);
+
+const FOLLOW_P50_BAR_MS = 20;
+const CHATTER_BAR = 1.15;
+/**
+ * The chatter bar counts only when the flood was carried: at least this share of the transcript
+ * bytes the agents were asked to print per second (the harness thread and the agents run at nice
+ * 10, so a machine busy with other work slows them first).
+ */
+const FLOOD_MIN_SHARE = Number(process.env.BENCH_HARNESS_FLOOD_MIN_SHARE ?? 0.5);
+/** Longer than any loaded stretch; every flood session is killed at the stretch's end. */
+const FLOOD_SECONDS = 600;
+/**
+ * Transcript bytes every flood session must have written before a loaded stretch is measured:
+ * about a second of its rate, so eight node processes starting up are behind us.
+ */
+const FLOOD_FLOWING_BYTES = Math.max(64 * 1024, FLOOD_RATE);
+const NICE = Number(process.env.MAJORDOMUS_HTTP_NICE ?? 10);
+
+const FAKE_AGENT = join(PACKAGE_ROOT, 'tests/fixtures/harness/fake-agent.mjs');
+const PROFILE = 'bench-fake';
+const RULE_URI = 'majordomus://rule/g00/rule-0';
+const OWNER_ENV = { MAJORDOMUS_IDLE_SESSION_MS: String(3_600_000) };
+/** The harness's own modules, from the build under test. */
+const PROCESS_JS = pathToFileURL(resolve(dirname(MAIN_JS), '../harness/process.js')).href;
+const PRIORITY_JS = pathToFileURL(resolve(dirname(MAIN_JS), '../../workers/priority.js')).href;
+
+const SPAWN_VARIANTS = ['harness', 'launch-nice', 'launch', 'direct'];
+const SPAWN_LABELS = {
+  harness: 'majordomus_spawn over the owner stdio',
+  'launch-nice': `launch() in a worker at nice ${NICE} (setpriv + sh)`,
+  launch: 'launch() in the bench thread, nice 0 (setpriv + sh)',
+  direct: 'child_process.spawn(fake-agent)',
+};
+
+const now = () => performance.timeOrigin + performance.now();
+
+function structured(message, what) {
+  if (message.error || message.result?.isError) throw new Error(`${what} failed: ${JSON.stringify(message).slice(0, 400)}`);
+  return message.result.structuredContent;
+}
+
+async function tool(rpc, name, args, ms = 60_000) {
+  const { message } = await rpc.request('tools/call', { name, arguments: args }, ms);
+  return structured(message, name);
+}
+
+function repoFiles(log) {
+  return {
+    [`.ai/repo/profiles/${PROFILE}.yaml`]: [
+      `id: ${PROFILE}`,
+      'agent: claude',
+      `command: ${FAKE_AGENT}`,
+      `env: {FAKE_AGENT_VENDOR: claude, FAKE_AGENT_LOG: ${JSON.stringify(log)}}`,
+      'harness: {enabled: true}',
+      '',
+    ].join('\n'),
+    '.ai/repo/policy.yaml': `harness: {max_live_sessions: ${Math.max(9, FLOODS + 2)}, max_sessions: 64}\n`,
+  };
+}
+
+async function loggedRecords(log) {
+  const text = await readFile(log, 'utf8').catch(() => '');
+  return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+}
+
+async function loggedStart(log, prompt) {
+  const record = (await loggedRecords(log)).find((r) => r.prompt === prompt);
+  if (record === undefined || typeof record.at !== 'number') throw new Error(`the fake agent logged no start for ${JSON.stringify(prompt)}`);
+  return record;
+}
+
+/** Spawns, stops and reaps sessions; `kill` answers terminated/gone, a second kill reaps. */
+async function killAndReap(rpc, session) {
+  const killed = await tool(rpc, 'majordomus_session_kill', { session }, 30_000);
+  if (killed.action !== 'reaped') {
+    const reaped = await tool(rpc, 'majordomus_session_kill', { session }, 30_000);
+    if (reaped.action !== 'reaped') throw new Error(`session ${session} was not reaped: ${JSON.stringify(reaped)}`);
+  }
+  return killed.action;
+}
+
+// ---- 1. follow latency --------------------------------------------------------------------------
+
+/**
+ * Spawns a ticking session (from the owner) and follows it from `client` from its first line,
+ * looping on nextCursor; every progress message's tick gives one latency sample.
+ */
+async function followLatency(owner, client, label) {
+  const spawned = await tool(owner, 'majordomus_spawn', { profile: PROFILE, prompt: `lines:${LINES}:${INTERVAL_MS} answer:followed ${label}` });
+  const token = `follow-${label}`;
+  const samples = [];
+  const agentToHarness = [];
+  let progress = 0;
+  let early = 0;
+  let cursor = spawned.nextCursor;
+  let requestedAt = now();
+  const off = client.onNotification((message, receivedAt) => {
+    if (message.method !== 'notifications/progress' || message.params?.progressToken !== token) return;
+    progress += 1;
+    const line = JSON.parse(message.params.message);
+    if (line.event?.type !== 'tick') return;
+    // A tick printed before the first read was sent was not being followed yet.
+    if (line.event.at < requestedAt) {
+      early += 1;
+      return;
+    }
+    samples.push(receivedAt - line.event.at);
+    agentToHarness.push(Date.parse(line.at) - line.event.at);
+  });
+  let reads = 0;
+  let streamed = 0;
+  try {
+    while (cursor !== undefined) {
+      reads += 1;
+      if (reads === 1) requestedAt = now();
+      const { message } = await client.request(
+        'tools/call',
+        { name: 'majordomus_session_read', arguments: { session: spawned.session, wait: true, cursor, timeout_seconds: 600 }, _meta: { progressToken: token } },
+        LINES * INTERVAL_MS + 60_000,
+      );
+      const read = structured(message, 'session_read');
+      streamed += read.lines.length;
+      cursor = read.nextCursor;
+    }
+  } finally {
+    off();
+  }
+  const status = await tool(owner, 'majordomus_session_status', { session: spawned.session });
+  await killAndReap(owner, spawned.session);
+  const ticks = samples.length + early;
+  return {
+    label,
+    latency_ms: { ...summarize(samples), p95: percentile([...samples].sort((a, b) => a - b), 95) },
+    agent_to_transcript_ms: summarize(agentToHarness),
+    ticks_received: ticks,
+    ticks_expected: LINES,
+    ticks_before_follow: early,
+    progress_notifications: progress,
+    lines_in_results: streamed,
+    reads,
+    turn_status: status.status,
+    clean: ticks === LINES && progress === streamed && status.status === 'exited' && status.exitCode === 0,
+  };
+}
+
+// ---- 2. the owner's stdio under agent chatter -----------------------------------------------------
+
+async function getCall(rpc) {
+  const t0 = process.hrtime.bigint();
+  const { message } = await rpc.request('tools/call', { name: 'majordomus_get', arguments: { uri: RULE_URI } });
+  const micros = Number(process.hrtime.bigint() - t0) / 1000;
+  if (message.error || message.result?.isError) throw new Error(`majordomus_get failed: ${JSON.stringify(message).slice(0, 300)}`);
+  return micros;
+}
+
+/** CPU seconds of every process in these process groups (the agents and their `sh` leaders). */
+function groupsCpu(pgids) {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (pgids.has(Number(fields[2]))) total += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // gone
+    }
+  }
+  return total;
+}
+
+/** The flood sessions, started and stopped between conditions (like shared.mjs's load switch). */
+function floodSwitch(rpc, ownerPid) {
+  const stretches = [];
+  const ownerCpu = {};
+  let running = null;
+  const transcriptBytes = async (sessions) => {
+    let sum = 0;
+    const each = [];
+    for (const s of sessions) {
+      const status = await tool(rpc, 'majordomus_session_status', { session: s.session });
+      if (status.status !== 'running') throw new Error(`flood session ${s.session} is ${status.status} (exit ${status.exitCode})`);
+      each.push(status.transcriptBytes);
+      sum += status.transcriptBytes;
+    }
+    return { sum, each };
+  };
+  return {
+    stretches,
+    ownerCpu,
+    async on() {
+      if (running) return;
+      const sessions = [];
+      for (let i = 0; i < FLOODS; i++) {
+        const spawned = await tool(rpc, 'majordomus_spawn', { profile: PROFILE, prompt: `flood:${FLOOD_RATE}:${FLOOD_SECONDS} answer:flood ${stretches.length} ${i}` });
+        sessions.push({ session: spawned.session, pid: spawned.sessionInfo.pid });
+      }
+      // Measured only once every session streams (condition wait, bounded).
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const { each } = await transcriptBytes(sessions);
+        if (each.every((b) => b >= FLOOD_FLOWING_BYTES)) break;
+        if (Date.now() > deadline) throw new Error(`the flood sessions did not start streaming within 60 s (transcript bytes ${each.join(', ')})`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const pgids = new Set(sessions.map((s) => s.pid));
+      running = { sessions, pgids, bytes: (await transcriptBytes(sessions)).sum, threads: threadTimes(ownerPid), agentsCpu: groupsCpu(pgids), t0: Date.now() };
+    },
+    async off() {
+      if (!running) return;
+      const { sessions, pgids, bytes, threads, agentsCpu, t0 } = running;
+      running = null;
+      const after = (await transcriptBytes(sessions)).sum;
+      const wall = (Date.now() - t0) / 1000;
+      const threadsAfter = threadTimes(ownerPid);
+      const agentsCores = (groupsCpu(pgids) - agentsCpu) / wall;
+      for (const [tid, a] of Object.entries(threadsAfter)) {
+        ownerCpu[tid] ??= { comm: a.comm, nice: a.nice, cpu_s: 0 };
+        ownerCpu[tid].cpu_s += a.cpu_s - (threads[tid]?.cpu_s ?? 0);
+      }
+      const actions = [];
+      for (const s of sessions) actions.push(await killAndReap(rpc, s.session));
+      const stretch = { seconds: +wall.toFixed(2), transcript_mb_per_s: +((after - bytes) / wall / 1e6).toFixed(2), agents_cores: +agentsCores.toFixed(2), kills: actions };
+      stretches.push(stretch);
+      process.stderr.write(`harness bench: flood stretch ${stretches.length}: ${stretch.transcript_mb_per_s} MB/s of transcript over ${stretch.seconds} s, agents ${stretch.agents_cores} cores\n`);
+    },
+    async kill() {
+      if (!running) return;
+      for (const s of running.sessions) await tool(rpc, 'majordomus_session_kill', { session: s.session }, 30_000).catch(() => undefined);
+      running = null;
+    },
+  };
+}
+
+// ---- 3. spawn overhead ----------------------------------------------------------------------------
+
+/** Drains a child's pipes; resolves with its exit code once they closed. */
+function drained(child) {
+  child.stdout.resume();
+  child.stderr.resume();
+  return new Promise((done, fail) => {
+    child.once('error', fail);
+    child.once('close', (code) => done(code));
+  });
+}
+
+/** A worker thread at the harness thread's nice that runs the harness's own launch(). */
+function launchWorker() {
+  const source = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    (async () => {
+      const { launch } = await import(workerData.processJs);
+      const { yieldToMainThread } = await import(workerData.priorityJs);
+      yieldToMainThread(workerData.nice);
+      parentPort.on('message', async (request) => {
+        try {
+          const { child } = await launch(request);
+          const launchedAt = performance.timeOrigin + performance.now();
+          child.stdout.resume();
+          child.stderr.resume();
+          const code = await new Promise((done) => child.once('close', done));
+          parentPort.postMessage({ code, launchedAt });
+        } catch (error) {
+          parentPort.postMessage({ error: String(error) });
+        }
+      });
+      parentPort.postMessage({ ready: true });
+    })();
+  `;
+  const worker = new Worker(source, { eval: true, workerData: { processJs: PROCESS_JS, priorityJs: PRIORITY_JS, nice: NICE } });
+  const ready = new Promise((done, fail) => {
+    worker.once('message', done);
+    worker.once('error', fail);
+  });
+  return {
+    ready,
+    run(request) {
+      return new Promise((done, fail) => {
+        worker.once('message', (reply) => (reply.error ? fail(new Error(reply.error)) : done(reply)));
+        worker.postMessage(request);
+      });
+    },
+    stop: () => worker.terminate(),
+  };
+}
+
+async function spawnOverhead(rpc, root, log) {
+  const { launch } = await import(PROCESS_JS);
+  const worker = launchWorker();
+  await withTimeout(worker.ready, 30_000, 'the launch worker');
+  // The argv the harness gives the fake claude, as the agent logged it (first, a warm-up spawn).
+  const warm = await tool(rpc, 'majordomus_spawn', { profile: PROFILE, prompt: 'bench spawn warm-up', wait: true, timeout_seconds: 60 });
+  await killAndReap(rpc, warm.session);
+  const args = (await loggedStart(log, 'bench spawn warm-up')).argv;
+  const env = { ...process.env, FAKE_AGENT_VENDOR: 'claude', FAKE_AGENT_LOG: log, MAJORDOMUS_SPAWN_DEPTH: '1' };
+  delete env.MAJORDOMUS_LOG;
+
+  const runs = {
+    async harness(prompt) {
+      const t0 = now();
+      const spawned = await tool(rpc, 'majordomus_spawn', { profile: PROFILE, prompt });
+      const returned = now() - t0;
+      // Until the turn ends (the read follows it), then reap it.
+      let cursor = spawned.nextCursor;
+      while (cursor !== undefined) cursor = (await tool(rpc, 'majordomus_session_read', { session: spawned.session, wait: true, cursor, timeout_seconds: 60 }, 70_000)).nextCursor;
+      const status = await tool(rpc, 'majordomus_session_status', { session: spawned.session });
+      await killAndReap(rpc, spawned.session);
+      if (status.exitCode !== 0) throw new Error(`spawned session ${spawned.session} ended ${status.status} ${status.exitCode}`);
+      return { t0, returned };
+    },
+    async 'launch-nice'(prompt) {
+      const t0 = now();
+      const { code, launchedAt } = await worker.run({ command: FAKE_AGENT, args, cwd: root, env, stdin: prompt });
+      if (code !== 0) throw new Error(`launch() in the worker: the fake agent exited ${code}`);
+      return { t0, returned: launchedAt - t0 };
+    },
+    async launch(prompt) {
+      const t0 = now();
+      const { child } = await launch({ command: FAKE_AGENT, args, cwd: root, env, stdin: prompt });
+      const returned = now() - t0;
+      const code = await drained(child);
+      if (code !== 0) throw new Error(`launch(): the fake agent exited ${code}`);
+      return { t0, returned };
+    },
+    async direct(prompt) {
+      const t0 = now();
+      const child = spawn(FAKE_AGENT, args, { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
+      const spawned = new Promise((done) => child.once('spawn', done));
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(prompt);
+      const closed = drained(child);
+      await spawned;
+      const returned = now() - t0;
+      const code = await closed;
+      if (code !== 0) throw new Error(`child_process.spawn: the fake agent exited ${code}`);
+      return { t0, returned };
+    },
+  };
+  // Per variant, in round order (so rounds can be paired): to the script running, and until the
+  // caller had its child (the spawn answered, launch() resolved, the 'spawn' event).
+  const samples = Object.fromEntries(SPAWN_VARIANTS.map((v) => [v, []]));
+  const returned = Object.fromEntries(SPAWN_VARIANTS.map((v) => [v, []]));
+  try {
+    // One unmeasured run of each, then the rounds in a rotating order (reversed every other round).
+    for (const variant of SPAWN_VARIANTS) await runs[variant](`bench spawn ${variant} warm-up answer:ok`);
+    for (let i = 0; i < SPAWNS; i++) {
+      const rotated = SPAWN_VARIANTS.map((_, k) => SPAWN_VARIANTS[(k + i) % SPAWN_VARIANTS.length]);
+      const order = i % 2 === 0 ? rotated : rotated.reverse();
+      for (const variant of order) {
+        const prompt = `bench spawn ${variant} ${i} answer:ok`;
+        const run = await runs[variant](prompt);
+        const record = await loggedStart(log, prompt);
+        samples[variant].push(record.at - run.t0);
+        returned[variant].push(run.returned);
+      }
+    }
+  } finally {
+    await worker.stop();
+  }
+  return { samples, returned, argv: args };
+}
+
+// ---- the run --------------------------------------------------------------------------------------
+
+export async function main() {
+  const startedAt = new Date().toISOString();
+  const machineBefore = machine();
+  let repo = null;
+  const procs = [];
+  let flood = null;
+  let follow;
+  let spawnRun;
+  const chatter = { quiet: [], loaded: [] };
+  const perRound = [];
+  // Every fake agent appends its start here (outside the checkout, so it is never in the layer).
+  const log = join(tmpdir(), `majordomus-bench-fake-agent-${process.pid}.jsonl`);
+  try {
+    repo = await makeRepo({ rules: 20, documents: 30, prefix: 'majordomus-bench-harness-', extra: repoFiles(log) });
+
+    const ownerProc = spawnNode(['mcp', '--http-port', '0'], { cwd: repo.root, env: OWNER_ENV });
+    procs.push(ownerProc);
+    const owner = new PipeRpc(ownerProc);
+    await owner.initialize('bench-harness-owner');
+    await ownerProc.waitStderr(SERVING_RE);
+    const bridgeProc = spawnNode(['mcp'], { cwd: repo.root });
+    procs.push(bridgeProc);
+    const bridge = new PipeRpc(bridgeProc);
+    await bridge.initialize('bench-harness-bridge');
+    if (/serving http/.test(bridgeProc.stderr())) throw new Error(`the second mcp became a server instead of bridging:\n${bridgeProc.stderr()}`);
+    const profiles = await tool(owner, 'majordomus_list_profiles', {});
+    const profile = profiles.profiles.find((p) => p.id === PROFILE);
+    if (profile === undefined || profile.error !== undefined) throw new Error(`the bench profile is not available: ${JSON.stringify(profiles)}`);
+
+    // 1. Follow: through the bridge (barred), then through the owner's own stdio (beside).
+    const bridged = await followLatency(owner, bridge, 'bridged');
+    process.stderr.write(`harness bench: follow through the bridge p50 ${fmt(bridged.latency_ms.p50)} ms (${bridged.ticks_received}/${LINES} ticks)\n`);
+    const direct = await followLatency(owner, owner, 'owner');
+    process.stderr.write(`harness bench: follow on the owner's stdio p50 ${fmt(direct.latency_ms.p50)} ms\n`);
+    follow = { bridged, owner: direct };
+
+    // 3. Spawn overhead (before the flood, so its files do not weigh on it).
+    spawnRun = await spawnOverhead(owner, repo.root, log);
+    process.stderr.write(`harness bench: spawn p50 ${SPAWN_VARIANTS.map((v) => `${v} ${fmt(summarize(spawnRun.samples[v]).p50, 1)} ms`).join(' · ')}\n`);
+
+    // 2. The owner's stdio with and without the flood.
+    flood = floodSwitch(owner, ownerProc.child.pid);
+    for (let i = 0; i < WARMUP; i++) await getCall(owner);
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? ['loaded', 'quiet'] : ['quiet', 'loaded'];
+      const row = { round: round + 1, order: order.join(',') };
+      for (const condition of order) {
+        if (condition === 'loaded') await flood.on();
+        else await flood.off();
+        const values = [];
+        for (let i = 0; i < CALLS; i++) values.push(await getCall(owner));
+        chatter[condition].push(...values);
+        row[`${condition}.p50`] = +summarize(values).p50.toFixed(1);
+      }
+      row.ratio = +(row['loaded.p50'] / row['quiet.p50']).toFixed(3);
+      perRound.push(row);
+      process.stderr.write(`harness bench: round ${round + 1}/${ROUNDS} (${row.order}) p50 µs quiet ${row['quiet.p50']} loaded ${row['loaded.p50']} (×${row.ratio})\n`);
+    }
+    await flood.off();
+    if (await tool(owner, 'majordomus_session_list', {}).then((l) => l.sessions.some((s) => s.status === 'running'))) throw new Error('a session was still running at the end');
+  } finally {
+    await flood?.kill();
+    for (const proc of procs.reverse()) await proc.stop(15_000);
+    await rm(log, { force: true });
+    await repo?.cleanup();
+  }
+
+  // ---- figures and bars
+  const quiet = summarize(chatter.quiet);
+  const loaded = summarize(chatter.loaded);
+  const chatterRatio = loaded.p50 / quiet.p50;
+  const stretches = flood.stretches;
+  const floodWall = stretches.reduce((s, r) => s + r.seconds, 0);
+  const floodTotals = {
+    stretches: stretches.length,
+    seconds: +floodWall.toFixed(1),
+    transcript_mb_per_s: +(stretches.reduce((s, r) => s + r.transcript_mb_per_s * r.seconds, 0) / floodWall).toFixed(2),
+    min_stretch_mb_per_s: Math.min(...stretches.map((r) => r.transcript_mb_per_s)),
+    agents_cores: +(stretches.reduce((s, r) => s + r.agents_cores * r.seconds, 0) / floodWall).toFixed(2),
+  };
+  // The flood is judged against what was asked: a transcript line is its stdout line plus ~5 %.
+  const nominalMbPerSecond = (FLOODS * FLOOD_RATE) / 1e6;
+  floodTotals.share_of_nominal = +(floodTotals.transcript_mb_per_s / nominalMbPerSecond).toFixed(2);
+  const floodCarried = floodTotals.share_of_nominal >= FLOOD_MIN_SHARE;
+  const ownerThreads = threadDelta({}, flood.ownerCpu, floodWall);
+  const spawnStats = Object.fromEntries(SPAWN_VARIANTS.map((v) => [v, summarize(spawnRun.samples[v])]));
+  const returnedStats = Object.fromEntries(SPAWN_VARIANTS.map((v) => [v, summarize(spawnRun.returned[v])]));
+  const p50 = (v) => spawnStats[v].p50;
+  const spawnRatio = p50('harness') / p50('direct');
+  // Each step as the median of its per-round differences: the variants of a round ran back to
+  // back, so a slow patch of the machine cancels out of the pair.
+  const paired = (a, b) => median(spawnRun.samples[a].map((x, i) => x - spawnRun.samples[b][i]));
+  const spawnSteps = {
+    'setpriv + sh group leader (launch − direct)': paired('launch', 'direct'),
+    [`nice ${NICE} of the thread that launches (launch-nice − launch)`]: paired('launch-nice', 'launch'),
+    'RPC to the harness thread + the table (harness − launch-nice)': paired('harness', 'launch-nice'),
+    'total (harness − direct)': paired('harness', 'direct'),
+  };
+
+  const bars = {
+    [`follow through a bridge: p50 <= ${FOLLOW_P50_BAR_MS} ms (every tick received)`]: { value: +follow.bridged.latency_ms.p50.toFixed(2), pass: follow.bridged.latency_ms.p50 <= FOLLOW_P50_BAR_MS && follow.bridged.clean },
+    [`owner stdio under ${FLOODS} × ${FLOOD_RATE / 1e6} MB/s agents: loaded/quiet p50 <= ${CHATTER_BAR} (flood >= ${FLOOD_MIN_SHARE} of nominal)`]: { value: +chatterRatio.toFixed(3), pass: chatterRatio <= CHATTER_BAR && floodCarried },
+  };
+  const output = {
+    name: 'harness',
+    started_at: startedAt,
+    settings: { lines: LINES, interval_ms: INTERVAL_MS, rounds: ROUNDS, calls: CALLS, warmup: WARMUP, floods: FLOODS, flood_rate: FLOOD_RATE, spawns: SPAWNS, nice: NICE, clocks: 'wall clock: performance.timeOrigin + performance.now() in each process, same machine' },
+    machine_before: machineBefore,
+    machine_after: machine(),
+    follow,
+    chatter: {
+      quiet_us: quiet,
+      loaded_us: loaded,
+      ratio_p50: +chatterRatio.toFixed(3),
+      median_round_ratio_p50: +median(perRound.map((r) => r.ratio)).toFixed(3),
+      ratio_p99: +(loaded.p99 / quiet.p99).toFixed(3),
+      per_round: perRound,
+      flood: { ...floodTotals, nominal_mb_per_s: nominalMbPerSecond, carried: floodCarried, stretches },
+      owner_threads_under_flood: ownerThreads,
+    },
+    spawn: {
+      to_script_ms: spawnStats,
+      until_caller_has_child_ms: returnedStats,
+      ratio_harness_direct_p50: +spawnRatio.toFixed(3),
+      steps_median_paired_ms: Object.fromEntries(Object.entries(spawnSteps).map(([k, v]) => [k, +v.toFixed(2)])),
+      samples_ms: spawnRun.samples,
+      argv: spawnRun.argv,
+    },
+    bars,
+  };
+  const file = await writeResult('harness', output);
+
+  const followRow = (label, f) => [label, f.latency_ms.n, fmt(f.latency_ms.p50), fmt(f.latency_ms.p95), fmt(f.latency_ms.p99), fmt(f.latency_ms.max), fmt(f.latency_ms.min), fmt(f.agent_to_transcript_ms.p50, 0)];
+  const chatterRow = (label, s) => [label, s.n, fmt(s.p50, 0), fmt(s.p90, 0), fmt(s.p99, 0)];
+  const m = output.machine_after;
+  const lines = [
+    `Harness (load avg before ${machineBefore.loadavg['1m']}, after ${m.loadavg['1m']}; ${machineBefore.cpus} CPUs; clocks: performance.timeOrigin + performance.now() of each process, wall-clock based, same machine)`,
+    '',
+    `1. Follow latency: ${LINES} ticks every ${INTERVAL_MS} ms; bench receive time − the tick's "at" (ms)`,
+    table(['follower', 'n', 'p50', 'p95', 'p99', 'max', 'min', 'agent→transcript p50'], [followRow('bridged stdio client (relay of /mcp SSE)', follow.bridged), followRow("owner's own stdio", follow.owner)]),
+    `ticks received: bridged ${follow.bridged.ticks_received}/${LINES} (${follow.bridged.ticks_before_follow} before the follow began) · owner ${follow.owner.ticks_received}/${LINES}`,
+    '',
+    `2. Owner stdio majordomus_get, ${ROUNDS} alternating rounds × ${CALLS} calls: quiet vs ${FLOODS} sessions × flood:${FLOOD_RATE} (µs)`,
+    table(['condition', 'n', 'p50', 'p90', 'p99'], [chatterRow('quiet (no session)', quiet), chatterRow(`loaded (${FLOODS} flooding sessions)`, loaded)]),
+    `per-round loaded/quiet p50: ${perRound.map((r) => fmt(r.ratio, 2)).join(' · ')} · median ${fmt(output.chatter.median_round_ratio_p50, 3)} · over all rounds ${fmt(chatterRatio, 3)} (p99 ${fmt(loaded.p99 / quiet.p99, 2)})`,
+    `flood: ${floodTotals.transcript_mb_per_s} MB/s of transcript written on average over ${floodTotals.seconds} s (${floodTotals.share_of_nominal} of the nominal ${nominalMbPerSecond} MB/s; slowest stretch ${floodTotals.min_stretch_mb_per_s}); agents ${floodTotals.agents_cores} cores`,
+    `owner threads under the flood: ${Object.entries(ownerThreads).filter(([k]) => k !== 'busiest').map(([k, v]) => `${k} ×${v.threads}: ${v.cores} cores`).join('; ')}; busiest: ${ownerThreads.busiest.slice(0, 5).map((t) => `${t.comm === 'main thread' ? 'main' : `tid ${t.tid}`} nice ${t.nice} ${t.cores}`).join(', ')}`,
+    '',
+    `3. Spawn → the fake agent's script running (ms), ${SPAWNS} runs each, interleaved; "caller has it": the spawn answered / launch() resolved / the 'spawn' event`,
+    table(
+      ['variant', 'p50', 'p90', 'min', 'max', 'caller has it p50'],
+      SPAWN_VARIANTS.map((v) => [SPAWN_LABELS[v], fmt(p50(v), 1), fmt(spawnStats[v].p90, 1), fmt(spawnStats[v].min, 1), fmt(spawnStats[v].max, 1), fmt(returnedStats[v].p50, 1)]),
+    ),
+    `harness/direct p50 ${fmt(spawnRatio, 3)}; median of the per-round differences: ${Object.entries(spawnSteps).map(([k, v]) => `${k} ${fmt(v, 1)} ms`).join(' · ')}`,
+    '',
+    table(['bar', 'value', 'verdict'], Object.entries(bars).map(([k, v]) => [k, v.value, verdict(v.pass)])),
+    `written ${file}`,
+  ];
+  console.log(lines.join('\n'));
+  const summaryRows = [
+    ...Object.entries(bars).map(([k, v]) => ['harness', k, v.value, verdict(v.pass)]),
+    ['harness', 'follow through a bridge: p95 / max ms', `${fmt(follow.bridged.latency_ms.p95)} / ${fmt(follow.bridged.latency_ms.max)}`, 'reported'],
+    ['harness', `flood carried (share of ${nominalMbPerSecond} MB/s)`, floodTotals.share_of_nominal, 'reported'],
+    ['harness', 'spawn → agent running p50 ms: majordomus_spawn / child_process.spawn', `${fmt(p50('harness'), 1)} / ${fmt(p50('direct'), 1)} = ${fmt(spawnRatio, 3)}`, 'reported'],
+  ];
+  return { name: 'harness', output, summaryRows };
+}
+
+runWhenMain(import.meta.url, main);
