@@ -317,14 +317,21 @@ function floodSwitch(rpc, ownerPid) {
 
 // ---- 3. spawn overhead ----------------------------------------------------------------------------
 
-/** Drains a child's pipes; resolves with its exit code once they closed. */
+/** No single spawn run may take longer (they take a fraction of a second). */
+const RUN_TIMEOUT_MS = 30_000;
+
+/** Drains a child's pipes; resolves with its exit code once they closed (bounded). */
 function drained(child) {
   child.stdout.resume();
   child.stderr.resume();
-  return new Promise((done, fail) => {
-    child.once('error', fail);
-    child.once('close', (code) => done(code));
-  });
+  return withTimeout(
+    new Promise((done, fail) => {
+      child.once('error', fail);
+      child.once('close', (code) => done(code));
+    }),
+    RUN_TIMEOUT_MS,
+    `process ${child.pid} to end`,
+  );
 }
 
 /** A worker thread at the harness thread's nice that runs the harness's own launch(). */
@@ -337,11 +344,15 @@ function launchWorker() {
       yieldToMainThread(workerData.nice);
       parentPort.on('message', async (request) => {
         try {
-          const { child } = await launch(request);
+          const { child, pid } = await launch(request);
           const launchedAt = performance.timeOrigin + performance.now();
+          parentPort.postMessage({ launched: pid });
           child.stdout.resume();
           child.stderr.resume();
-          const code = await new Promise((done) => child.once('close', done));
+          const code = await new Promise((done, fail) => {
+            child.once('error', fail);
+            child.once('close', done);
+          });
           parentPort.postMessage({ code, launchedAt });
         } catch (error) {
           parentPort.postMessage({ error: String(error) });
@@ -351,19 +362,43 @@ function launchWorker() {
     })();
   `;
   const worker = new Worker(source, { eval: true, workerData: { processJs: PROCESS_JS, priorityJs: PRIORITY_JS, nice: NICE } });
-  const ready = new Promise((done, fail) => {
-    worker.once('message', done);
-    worker.once('error', fail);
+  let pending = null;
+  let failure = null;
+  const fail = (error) => {
+    failure ??= error;
+    pending?.fail(error);
+  };
+  worker.on('error', fail);
+  worker.on('exit', (code) => fail(new Error(`the launch worker exited (${code})`)));
+  let launchedPid = null;
+  worker.on('message', (reply) => {
+    if (reply.ready) return pending?.done(reply);
+    if (reply.launched !== undefined) return void (launchedPid = reply.launched);
+    if (reply.error) return pending?.fail(new Error(reply.error));
+    pending?.done(reply);
   });
+  const next = () =>
+    new Promise((done, reject) => {
+      if (failure) return reject(failure);
+      pending = { done, fail: reject };
+    }).finally(() => (pending = null));
+  const ready = next();
   return {
     ready,
-    run(request) {
-      return new Promise((done, fail) => {
-        worker.once('message', (reply) => (reply.error ? fail(new Error(reply.error)) : done(reply)));
-        worker.postMessage(request);
-      });
+    async run(request) {
+      launchedPid = null;
+      const reply = next();
+      worker.postMessage(request);
+      try {
+        return await withTimeout(reply, RUN_TIMEOUT_MS, 'the launch worker');
+      } catch (error) {
+        throw new Error(`${error.message} (the group leader ${launchedPid === null ? 'was never launched' : `${launchedPid} was launched`})`);
+      }
     },
-    stop: () => worker.terminate(),
+    stop: () => {
+      worker.removeAllListeners('exit');
+      return worker.terminate();
+    },
   };
 }
 
