@@ -17,7 +17,7 @@
  *    sequential, with F sessions each printing R bytes/s (`flood:R:…`) against none, in
  *    alternating rounds (loaded, quiet | quiet, loaded | …: the flood starts once for two loaded
  *    measurements, as benches/shared.mjs does with its load). Bar: loaded/quiet p50 ≤ 1.15, when
- *    the flood carried at least half its nominal bytes (else the bar fails: no load, no verdict).
+ *    the flood carried at least 0.8 of its nominal bytes (else the bar fails: no load, no verdict).
  * 3. Spawn overhead. From just before the request is written to when the fake agent's script began
  *    (the `at` it logs to FAKE_AGENT_LOG), p50, for: `majordomus_spawn` over the owner's stdio; the
  *    harness's own `launch()` (setpriv + the `sh` group leader) in a worker thread at the harness
@@ -30,7 +30,7 @@
  * Writes benches/results/harness-latest.json. Environment: BENCH_HARNESS_LINES (300),
  * BENCH_HARNESS_INTERVAL_MS (20), BENCH_HARNESS_ROUNDS (10), BENCH_HARNESS_CALLS (2000 per
  * condition and round), BENCH_HARNESS_WARMUP (1000), BENCH_HARNESS_FLOODS (8),
- * BENCH_HARNESS_FLOOD_RATE (1000000 bytes/s each), BENCH_HARNESS_FLOOD_MIN_SHARE (0.5),
+ * BENCH_HARNESS_FLOOD_RATE (1000000 bytes/s each), BENCH_HARNESS_FLOOD_MIN_SHARE (0.8),
  * BENCH_HARNESS_SPAWNS (31 per variant).
  */
 import { spawn } from 'node:child_process';
@@ -78,7 +78,7 @@ const CHATTER_BAR = 1.15;
  * bytes the agents were asked to print per second (the harness thread and the agents run at nice
  * 10, so a machine busy with other work slows them first).
  */
-const FLOOD_MIN_SHARE = Number(process.env.BENCH_HARNESS_FLOOD_MIN_SHARE ?? 0.5);
+const FLOOD_MIN_SHARE = Number(process.env.BENCH_HARNESS_FLOOD_MIN_SHARE ?? 0.8);
 /** Longer than any loaded stretch; every flood session is killed at the stretch's end. */
 const FLOOD_SECONDS = 600;
 /**
