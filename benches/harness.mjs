@@ -152,7 +152,7 @@ async function loggedStart(log, prompt) {
   return record;
 }
 
-/** Spawns, stops and reaps sessions; `kill` answers terminated/gone, a second kill reaps. */
+/** Stops a running session (`terminated` or `gone`) and reaps it with a second kill; a finished one is reaped at once. */
 async function killAndReap(rpc, session) {
   const killed = await tool(rpc, 'majordomus_session_kill', { session }, 30_000);
   if (killed.action !== 'reaped') {
