@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
- * Runs the benchmarks by name (`http`, `shared`, `micro`; all three when none is named), one after
- * another so they never load the machine together, and prints one combined table at the end.
- * `npm run bench -- shared` · `npx just bench shared`. Needs `npm run build` first.
+ * Runs the benchmarks by name (`http`, `shared`, `micro`, `harness`; all of them when none is
+ * named), one after another so they never load the machine together, and prints one combined
+ * table at the end. `npm run bench -- shared` · `npx just bench harness`. Needs `npm run build` first.
  * Exit code: 0 when every bar holds, 1 when a bar misses, 2 for a usage error, 3 when a
  * benchmark itself failed.
  */
@@ -14,6 +14,7 @@ const BENCHES = {
   http: () => import('./http.mjs'),
   shared: () => import('./shared.mjs'),
   micro: () => import('./micro.mjs'),
+  harness: () => import('./harness.mjs'),
 };
 
 async function main() {

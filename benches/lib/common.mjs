@@ -11,6 +11,7 @@ import { rmSync } from 'node:fs';
 import { loadavg, cpus, availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
@@ -105,10 +106,13 @@ export function layerFiles({ rules, documents }) {
 const GIT_ENV = { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' };
 const GIT_IDENTITY = ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', '-c', 'commit.gpgsign=false'];
 
-/** A temporary git repository holding a generated layer, committed (so `--discovery vcs` serves it). */
-export async function makeRepo({ rules = 20, documents = 30, git = true, prefix = 'majordomus-bench-' } = {}) {
+/**
+ * A temporary git repository holding a generated layer, committed (so `--discovery vcs` serves it);
+ * `extra` adds files (path → content) to the same commit.
+ */
+export async function makeRepo({ rules = 20, documents = 30, git = true, prefix = 'majordomus-bench-', extra = {} } = {}) {
   const dir = await makeTempDir(prefix);
-  const files = layerFiles({ rules, documents });
+  const files = { ...layerFiles({ rules, documents }), ...extra };
   const made = new Set();
   for (const [path, content] of Object.entries(files)) {
     const target = join(dir.path, path);
@@ -198,17 +202,24 @@ export function spawnNode(args, { cwd, env = {}, script = MAIN_JS, nodeArgs = []
 
 export const SERVING_RE = /serving (http:\/\/127\.0\.0\.1:(\d+))/;
 
-/** A newline-delimited JSON-RPC client over a child's stdin/stdout, one request in flight. */
+/**
+ * A newline-delimited JSON-RPC client over a child's stdin/stdout. `onNotification(fn)` hears every
+ * message without an id, with the wall-clock time (performance.timeOrigin + performance.now(), ms)
+ * at which the chunk that carried it arrived.
+ */
 export class PipeRpc {
   #proc;
   #buffer = '';
   #pending = new Map();
   #nextId = 1;
+  #listeners = new Set();
 
   constructor(proc) {
     this.#proc = proc;
     proc.child.stdout.setEncoding('utf8');
     proc.child.stdout.on('data', (chunk) => {
+      // Taken first, before any parsing of ours, and only when someone listens.
+      const receivedAt = this.#listeners.size > 0 ? performance.timeOrigin + performance.now() : 0;
       this.#buffer += chunk;
       let nl;
       while ((nl = this.#buffer.indexOf('\n')) >= 0) {
@@ -216,6 +227,10 @@ export class PipeRpc {
         this.#buffer = this.#buffer.slice(nl + 1);
         if (line.trim() === '') continue;
         const message = JSON.parse(line);
+        if (message.id === undefined) {
+          for (const listener of this.#listeners) listener(message, receivedAt);
+          continue;
+        }
         const waiter = this.#pending.get(message.id);
         if (waiter) {
           this.#pending.delete(message.id);
@@ -235,6 +250,12 @@ export class PipeRpc {
     const promise = new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
     this.#proc.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
     return withTimeout(promise, ms, `answer to ${method} #${id}`);
+  }
+
+  /** Calls `listener(message, receivedAt)` for every notification; returns its removal. */
+  onNotification(listener) {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   notify(method, params = {}) {
