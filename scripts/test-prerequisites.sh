@@ -3,6 +3,7 @@
 #   chromium  /usr/bin/chromium, the browser the Swagger UI test drives (tests/blackbox/swagger.test.ts)
 #   git       the fixtures are git repositories (tests/helpers/fixture-repo.ts)
 #   python3   the Codex configuration is parsed with Python's tomllib (tests/blackbox/launcher.test.ts)
+#   setpriv   (util-linux) the harness's parent-death guard on agents (tests/blackbox/harness-orphans.test.ts)
 # All present: returns at once, no apt call. Something missing: installs it from Debian's packages
 # as root, or through `sudo -n` when that works without a password; otherwise stops at once and
 # names the command to run.
@@ -12,6 +13,7 @@ missing=''
 [ -x /usr/bin/chromium ] || missing="$missing chromium"
 command -v git >/dev/null 2>&1 || missing="$missing git"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
+command -v setpriv >/dev/null 2>&1 || missing="$missing util-linux"
 [ -z "$missing" ] && exit 0
 missing=${missing# }
 
@@ -44,4 +46,5 @@ say "installed $missing in $(( $(date +%s) - started )) s"
 [ -x /usr/bin/chromium ] || { say 'apt-get finished but /usr/bin/chromium is still missing'; exit 1; }
 command -v git >/dev/null 2>&1 || { say 'apt-get finished but git is still missing'; exit 1; }
 command -v python3 >/dev/null 2>&1 || { say 'apt-get finished but python3 is still missing'; exit 1; }
+command -v setpriv >/dev/null 2>&1 || { say 'apt-get finished but setpriv (util-linux) is still missing'; exit 1; }
 exit 0
