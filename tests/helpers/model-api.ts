@@ -9,6 +9,10 @@
  * - OpenAI Responses: `POST /v1/responses`, SSE when `stream` is true, one response object
  *   otherwise.
  * - Gemini: `POST /v1beta/models/M:streamGenerateContent?alt=sse` (SSE) and `…:generateContent`.
+ * - OpenAI chat completions (the executor's and ollama's wire): `POST /v1/chat/completions`, SSE
+ *   `data:` chunks when `stream` is true (a tool call's arguments split across three chunks, then
+ *   a usage chunk and `data: [DONE]`), one completion otherwise; `GET /v1/models` lists `models`.
+ *   Nothing is written before a held reply settles: a hold is a stall before the first byte.
  *
  * Anything else is answered 404 and recorded. A model request with no reply left is answered 400
  * and noted in `problems`, so a test fails fast and says why (the CLIs retry a 5xx for tens of
@@ -22,7 +26,7 @@ import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import { waitFor } from './wait.js';
 
 /** The wire format a model request used. */
-export type ModelApiKind = 'anthropic-messages' | 'openai-responses' | 'gemini';
+export type ModelApiKind = 'anthropic-messages' | 'openai-responses' | 'gemini' | 'openai-chat';
 
 export interface ReplyUsage {
   inputTokens: number;
@@ -68,13 +72,24 @@ export interface ErrorReply {
   message: string;
   /** Delay the answer until this settles. */
   holdUntil?: Promise<unknown>;
+  /** Extra response headers (`Retry-After`). */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * OpenAI chat only: the stream starts (head and the first words of `text`), then the connection is
+ * cut without `[DONE]` — a failure in the middle of a stream.
+ */
+export interface BrokenReply extends ReplyBase {
+  kind: 'broken';
+  text: string;
 }
 
 /** What the model answers with when its turn ends or when it calls a tool. */
 export type ModelReply = TextReply | ToolCallReply;
 
 /** One scripted answer to a model request. */
-export type ScriptedReply = ModelReply | ErrorReply;
+export type ScriptedReply = ModelReply | ErrorReply | BrokenReply;
 
 /** Replies consumed in order, or a function choosing one per model request (`index` from 0). */
 export type ReplyScript =
@@ -110,6 +125,8 @@ export interface ConversationMessage {
 export interface ModelApiOptions {
   /** The script; more replies can be queued later with `enqueue`. Default: none. */
   replies?: ReplyScript;
+  /** What `GET /v1/models` lists. Default: `['scripted']`. */
+  models?: readonly string[];
 }
 
 const CREDENTIAL_HEADERS = new Set(['authorization', 'x-api-key', 'x-goog-api-key']);
@@ -122,7 +139,7 @@ const decoders: Record<string, (body: Buffer) => Promise<Buffer>> = {
 
 /** Starts a model API on 127.0.0.1 with a free port. Call `stop()` when done. */
 export async function startModelApi(options: ModelApiOptions = {}): Promise<ModelApi> {
-  const api = new ModelApi(options.replies ?? []);
+  const api = new ModelApi(options.replies ?? [], options.models ?? ['scripted']);
   await api.listen();
   return api;
 }
@@ -138,8 +155,12 @@ export class ModelApi {
   #server: Server;
   #url = '';
   #stopping: Promise<void> | null = null;
+  readonly #models: readonly string[];
+  #inFlight = 0;
+  #maxInFlight = 0;
 
-  constructor(script: ReplyScript) {
+  constructor(script: ReplyScript, models: readonly string[] = ['scripted']) {
+    this.#models = models;
     if (typeof script === 'function') this.#choose = script;
     else this.#queue.push(...script);
     this.#server = createServer((request, response) => {
@@ -154,6 +175,16 @@ export class ModelApi {
   /** `http://127.0.0.1:PORT`, without a trailing slash (add `/v1` where a client wants it). */
   get url(): string {
     return this.#url;
+  }
+
+  /** Model requests being answered right now. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** The most model requests ever answered at once (a concurrency cap's proof). */
+  get maxInFlight(): number {
+    return this.#maxInFlight;
   }
 
   /** The requests that were model requests (each consumed a reply or was refused for lack of one). */
@@ -219,10 +250,24 @@ export class ModelApi {
     const recorded: RecordedRequest = { method: request.method ?? '', path: url.pathname, query, headers, body, api, stream };
     this.requests.push(recorded);
 
+    if (api === null && recorded.method === 'GET' && recorded.path === '/v1/models') {
+      answerJson(response, 200, { object: 'list', data: this.#models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) });
+      return;
+    }
     if (api === null) {
       answerJson(response, 404, { error: { type: 'not_found_error', message: `no route for ${recorded.method} ${recorded.path}` } });
       return;
     }
+    this.#inFlight += 1;
+    this.#maxInFlight = Math.max(this.#maxInFlight, this.#inFlight);
+    try {
+      await this.#answer(recorded, api, stream, response);
+    } finally {
+      this.#inFlight -= 1;
+    }
+  }
+
+  async #answer(recorded: RecordedRequest, api: ModelApiKind, stream: boolean, response: ServerResponse): Promise<void> {
     const index = this.#answered++;
     const reply = await this.#next(recorded, index);
     if (typeof reply === 'string') {
@@ -233,10 +278,20 @@ export class ModelApi {
     if (reply.kind === 'error') {
       await reply.holdUntil;
       const status = reply.status ?? 400;
-      answerJson(response, status, errorBody(api, status, reply.message));
+      answerJson(response, status, errorBody(api, status, reply.message), reply.headers);
       return;
     }
     const model = modelOf(recorded);
+    if (reply.kind === 'broken') {
+      if (api !== 'openai-chat' || !stream) {
+        this.problems.push(`a broken reply needs a streaming chat completion, not ${api}${stream ? '' : ' without stream'}`);
+        answerJson(response, 400, errorBody(api, 400, 'a broken reply needs a streaming chat completion'));
+        return;
+      }
+      await reply.holdUntil;
+      await writeBrokenChat(response, reply, index + 1, model);
+      return;
+    }
     const writer = WRITERS[api];
     if (stream) await writer.stream(response, reply, index + 1, model);
     else {
@@ -277,6 +332,13 @@ export function conversationOf(request: RecordedRequest): ConversationMessage[] 
         const parts = list(content.parts);
         const role = allAre(parts, (part) => isRecord(part.functionResponse)) ? 'tool' : content.role === 'model' ? 'assistant' : roleOf(content.role);
         return { role, text: parts.map(geminiPartText).join('\n') };
+      });
+    case 'openai-chat':
+      return list(body.messages).map((message) => {
+        const content = message.content;
+        const parts = typeof content === 'string' ? [content] : list(content).map((part) => String(part.text ?? ''));
+        const calls = list(message.tool_calls).map((call) => (isRecord(call.function) ? toolCallText(call.function.name, call.function.arguments) : ''));
+        return { role: roleOf(message.role), text: [...parts.filter((part) => part !== ''), ...calls].join('\n') };
       });
     default:
       return [];
@@ -363,6 +425,41 @@ const WRITERS: Record<ModelApiKind, ReplyWriter> = {
     },
   },
 
+  'openai-chat': {
+    async stream(response, reply, n, model) {
+      // Chat completions have no opening event: a held reply has written nothing at all.
+      await reply.holdUntil;
+      const sse = openSse(response);
+      sse.data(chatChunk(n, model, { role: 'assistant', content: '' }, null));
+      if (reply.kind === 'text') {
+        for (const piece of pieces(reply.text)) sse.data(chatChunk(n, model, { content: piece }, null));
+      } else {
+        thirds(JSON.stringify(reply.input)).forEach((args, i) => {
+          const call = i === 0 ? { index: 0, id: callId(reply, n), type: 'function', function: { name: reply.name, arguments: args } } : { index: 0, function: { arguments: args } };
+          sse.data(chatChunk(n, model, { tool_calls: [call] }, null));
+        });
+      }
+      sse.data(chatChunk(n, model, {}, reply.kind === 'text' ? 'stop' : 'tool_calls'));
+      sse.data({ id: `chatcmpl_scripted_${n}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [], usage: chatUsage(reply.usage ?? DEFAULT_USAGE) });
+      sse.raw('data: [DONE]\n\n');
+      sse.end();
+    },
+    whole(reply, n, model) {
+      const message =
+        reply.kind === 'text'
+          ? { role: 'assistant', content: reply.text }
+          : { role: 'assistant', content: null, tool_calls: [{ id: callId(reply, n), type: 'function', function: { name: reply.name, arguments: JSON.stringify(reply.input) } }] };
+      return {
+        id: `chatcmpl_scripted_${n}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model,
+        choices: [{ index: 0, message, finish_reason: reply.kind === 'text' ? 'stop' : 'tool_calls' }],
+        usage: chatUsage(reply.usage ?? DEFAULT_USAGE),
+      };
+    },
+  },
+
   gemini: {
     async stream(response, reply, n, model) {
       const sse = openSse(response);
@@ -394,6 +491,32 @@ const WRITERS: Record<ModelApiKind, ReplyWriter> = {
   },
 };
 
+/** One chat-completion chunk (`data:` of the stream). */
+function chatChunk(n: number, model: string, delta: Record<string, unknown>, finish: string | null): Record<string, unknown> {
+  return { id: `chatcmpl_scripted_${n}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [{ index: 0, delta, finish_reason: finish }] };
+}
+
+function chatUsage(usage: ReplyUsage): Record<string, number> {
+  return { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens };
+}
+
+/** A string cut in three (or fewer) pieces: tool-call arguments as servers stream them. */
+function thirds(text: string): string[] {
+  const size = Math.max(1, Math.ceil(text.length / 3));
+  const out: string[] = [];
+  for (let at = 0; at < text.length; at += size) out.push(text.slice(at, at + size));
+  return out.length > 0 ? out : [''];
+}
+
+async function writeBrokenChat(response: ServerResponse, reply: BrokenReply, n: number, model: string): Promise<void> {
+  const sse = openSse(response);
+  sse.data(chatChunk(n, model, { role: 'assistant', content: '' }, null));
+  for (const piece of pieces(reply.text)) sse.data(chatChunk(n, model, { content: piece }, null));
+  // Let the pieces leave before the cut, so the client has truly seen the stream begin.
+  await new Promise<void>((resolve) => response.write('', () => resolve()));
+  response.destroy();
+}
+
 /** An error body in the shape each API uses (the CLIs print its message). */
 function errorBody(api: ModelApiKind, status: number, message: string): unknown {
   switch (api) {
@@ -403,6 +526,8 @@ function errorBody(api: ModelApiKind, status: number, message: string): unknown 
       return { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null } };
     case 'gemini':
       return { error: { code: status, message, status: status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT' } };
+    case 'openai-chat':
+      return { error: { message, type: status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null } };
   }
 }
 
@@ -448,6 +573,7 @@ export function pieces(text: string): string[] {
 interface SseWriter {
   event(type: string, data: unknown): void;
   data(data: unknown): void;
+  raw(text: string): void;
   end(): void;
 }
 
@@ -461,15 +587,16 @@ function openSse(response: ServerResponse): SseWriter {
   return {
     event: (type, data) => write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`),
     data: (data) => write(`data: ${JSON.stringify(data)}\n\n`),
+    raw: write,
     end: () => {
       if (!response.destroyed && !response.writableEnded) response.end();
     },
   };
 }
 
-function answerJson(response: ServerResponse, status: number, body: unknown): void {
+function answerJson(response: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
   const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   response.end(text);
 }
 
@@ -477,6 +604,7 @@ function apiOf(method: string, path: string): ModelApiKind | null {
   if (method !== 'POST') return null;
   if (path === '/v1/messages') return 'anthropic-messages';
   if (path === '/v1/responses') return 'openai-responses';
+  if (path === '/v1/chat/completions') return 'openai-chat';
   if (/^\/v1(beta)?\/models\/[^/]+:(stream)?[gG]enerateContent$/.test(path)) return 'gemini';
   return null;
 }
