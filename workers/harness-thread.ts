@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { errorMessage } from '../src/errors.js';
 import { SessionStore } from '../src/harness/store.js';
 import { Harness } from '../src/harness/table.js';
+import { TaskBoard, type PeerNotice } from '../src/tasks/board.js';
 import { createLayerView } from '../src/layer/view.js';
 import { log } from '../src/log.js';
 import { BUILTIN_CAPABILITIES } from '../src/registry/builtins.js';
@@ -16,7 +17,7 @@ import { buildRegistry } from '../src/registry/registry.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { serveRpc, type RpcServed } from '../src/threads/rpc.js';
 import { decodeSnapshot } from '../src/threads/snapshot.js';
-import { PROGRESS_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../src/threads/types.js';
+import { NOTICE_STREAM, PROGRESS_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../src/threads/types.js';
 import { yieldToMainThread } from './priority.js';
 
 const data = workerData as HarnessWorkerData;
@@ -25,17 +26,30 @@ yieldToMainThread(data.nice);
 
 const content = decodeSnapshot(data.snapshot);
 const layer = createLayerView(content.index);
-const harness = new Harness({ root: content.index.root, layer, store: new SessionStore(data.harnessDir), depth: data.depth });
+/** The main thread's subscriptions to notices (one while it runs). */
+const subscribers = new Set<(notice: PeerNotice) => void>();
+let tasks: TaskBoard | null = null;
+const harness = new Harness({
+  root: content.index.root,
+  layer,
+  store: new SessionStore(data.harnessDir),
+  depth: data.depth,
+  onTurnEnd: (session) => void tasks?.turnEnded(session).catch((error: unknown) => log.warn(`task notice for ${session} failed: ${errorMessage(error)}`)),
+});
+tasks = new TaskBoard({ harness, notify: (notice) => subscribers.forEach((deliver) => deliver(notice)) });
 const runtime = new Runtime({
   registry: buildRegistry(BUILTIN_CAPABILITIES),
   layer,
   board: null,
   harness,
+  tasks,
   url: () => null,
   faultCapability: data.faultCapability,
 });
 
 let stopped: Promise<void> | null = null;
+let endSubscriptions = (): void => {};
+const stopping = new Promise<void>((resolve) => (endSubscriptions = resolve));
 const control: RpcServed<HarnessControl> = {
   // The call's scope becomes its CallContext: a follow's lines go back as events, a cancel aborts it.
   invoke: (capabilityId, input, caller, depth, scope) =>
@@ -44,8 +58,24 @@ const control: RpcServed<HarnessControl> = {
       signal: scope.signal,
       ...(depth === null ? {} : { depth }),
     }),
+  notices: (scope) =>
+    new Promise<void>((resolve) => {
+      const deliver = (notice: PeerNotice): void => scope.emit(NOTICE_STREAM, notice);
+      subscribers.add(deliver);
+      const end = (): void => {
+        subscribers.delete(deliver);
+        resolve();
+      };
+      if (scope.signal.aborted) end();
+      else scope.signal.addEventListener('abort', end, { once: true });
+      void stopping.then(end);
+    }),
+  recordUsage: async (record) => {
+    tasks.recordUsage(record);
+  },
   stop() {
     stopped ??= (async () => {
+      endSubscriptions();
       await harness.stop();
       setImmediate(() => {
         data.mainPort.close();

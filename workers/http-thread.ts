@@ -95,6 +95,9 @@ const control: HttpControl = {
   async setPeerCount(count) {
     state.peerCount = count;
   },
+  async notifyPeer(peerId, method, params, requires) {
+    return mcp.notifyPeer(peerId, method, params, requires);
+  },
   stop() {
     stopped ??= (async () => {
       state.stopping = true;

@@ -65,7 +65,7 @@ export const spawnSession = defineCapability({
   stability: 'experimental',
   reads: 'harness',
   guidance: 'Spawn one with {tool} {profile, prompt}; every peer of the checkout sees the sessions.',
-  handler: (input, { harness }, call) => harness.spawn(input, call),
+  handler: (input, { harness, caller }, call) => harness.spawn(input, call, caller),
 });
 
 export const sendSession = defineCapability({

@@ -38,6 +38,8 @@ export interface SessionRecord {
   turn: number;
   /** The vendor's own session id, for resume. Never on the wire. */
   vendorId?: string;
+  /** The peer that spawned the session (a peer id), when one did: where its task's notices go. */
+  spawnedBy?: string;
 }
 
 export type TurnStatus = 'running' | 'exited' | 'killed' | 'steered' | 'lost';

@@ -34,6 +34,22 @@ const DEFAULT_WAIT_SECONDS = 120;
 const PIPE_CLOSE_GRACE_MS = 2_000;
 
 export const DEPTH_ENV = 'MAJORDOMUS_SPAWN_DEPTH';
+/** Stamped on an executor: the session it runs as (the task id its model requests carry to the gateway). */
+export const TASK_ID_ENV = 'MAJORDOMUS_TASK_ID';
+/** Stamped on an executor: where it keeps its conversation (the session's own directory). */
+export const EXECUTOR_STATE_ENV = 'MAJORDOMUS_EXECUTOR_STATE';
+
+/** A session's turns as the task board reads them (src/tasks/). */
+export interface SessionTurns {
+  session: string;
+  profile: string;
+  agent: AgentName;
+  /** Who spawned it (a peer id), when a peer did. */
+  spawnedBy: string | null;
+  turns: Array<{ turn: number; status: TurnStatus; done: TurnDone | null; transcript: string }>;
+  /** A turn (a send or a steer) is being started. */
+  launching: boolean;
+}
 
 
 interface Turn {
@@ -82,6 +98,8 @@ export interface HarnessOptions {
   depth: number;
   env?: NodeJS.ProcessEnv;
   killGraceMs?: number;
+  /** Called once each turn has ended and its done.json is written. */
+  onTurnEnd?: (session: string, turn: number) => void;
 }
 
 export interface LaunchInput extends PromptInput {
@@ -113,7 +131,7 @@ function cap(text: string, limit = TEXT_CAP): string {
 }
 
 /** What the harness capabilities may do with the table. */
-export type HarnessAccess = Pick<Harness, 'listProfiles' | 'spawn' | 'send' | 'list' | 'status' | 'read' | 'kill' | 'resource'>;
+export type HarnessAccess = Pick<Harness, 'listProfiles' | 'spawn' | 'send' | 'list' | 'status' | 'read' | 'kill' | 'resource' | 'turnsOf' | 'sessionDir'>;
 
 export class Harness {
   readonly #options: HarnessOptions;
@@ -197,7 +215,7 @@ export class Harness {
     return { profiles };
   }
 
-  async spawn(input: SpawnInput, call: CallContext = {}): Promise<LaunchAnswer> {
+  async spawn(input: SpawnInput, call: CallContext = {}, spawnedBy: string | null = null): Promise<LaunchAnswer> {
     this.#refuseWhileStopping();
     const depth = call.depth ?? this.#options.depth;
     const limits = this.#policy.limits;
@@ -208,7 +226,7 @@ export class Harness {
     this.#starting += 1;
     let started: { entry: Session; turn: Turn };
     try {
-      started = await this.#startSession(input, depth);
+      started = await this.#startSession(input, depth, spawnedBy);
     } finally {
       this.#starting -= 1;
     }
@@ -216,7 +234,7 @@ export class Harness {
   }
 
   /** The checks after capacity, in HARNESS.md's order, then the session and its first turn. */
-  async #startSession(input: SpawnInput, depth: number): Promise<{ entry: Session; turn: Turn }> {
+  async #startSession(input: SpawnInput, depth: number, spawnedBy: string | null): Promise<{ entry: Session; turn: Turn }> {
     const withConfig = input.with_config ?? {};
     const denied = Object.keys(withConfig).filter((key) => !WITH_CONFIG_KEYS.has(key));
     if (denied.length > 0) {
@@ -246,6 +264,7 @@ export class Harness {
       createdAt,
       startedAt: createdAt,
       turn: 0,
+      ...(spawnedBy === null ? {} : { spawnedBy }),
     };
     const prepared = await this.#prepare(record, profile, prompt, null, depth);
     const entry: Session = { record, turns: [], launching: null, argv: prepared.argv, envNames: prepared.envNames };
@@ -398,6 +417,24 @@ export class Harness {
     }
   }
 
+  /** A session's turns and their files, for the task board; unknown sessions are refused. */
+  turnsOf(session: string): SessionTurns {
+    const entry = this.#session(session);
+    return {
+      session,
+      profile: entry.record.profile,
+      agent: entry.record.agent,
+      spawnedBy: entry.record.spawnedBy ?? null,
+      turns: entry.turns.map((t) => ({ turn: t.turn, status: t.status, done: t.done, transcript: this.#store.transcriptPath(session, t.turn) })),
+      launching: entry.launching !== null,
+    };
+  }
+
+  /** The session's directory (where a task keeps what it knows beside the harness's files). */
+  sessionDir(session: string): string {
+    return this.#store.sessionDir(this.#session(session).record.session);
+  }
+
   /** Graceful shutdown: every running group is stopped and its turn recorded as killed. */
   async stop(): Promise<void> {
     this.#stopping = true;
@@ -468,7 +505,12 @@ export class Harness {
     const invocation = adapter.invocation({ prompt, cwd, args: record.launch.args, ...pick('model', record.launch.model), ...pick('effort', record.launch.effort), ...pick('mode', record.launch.mode) }, resumeId);
     // A default command may be a script that needs its interpreter's arguments first (the executor).
     const leading = profile.command === undefined ? [...(adapter.defaultCommandArgs ?? [])] : [];
-    const env: NodeJS.ProcessEnv = { ...(this.#options.env ?? process.env), ...(profile.env ?? {}), [DEPTH_ENV]: String(depth + 1) };
+    const stamped: Record<string, string> = { [DEPTH_ENV]: String(depth + 1) };
+    if (record.agent === 'executor') {
+      stamped[TASK_ID_ENV] = record.session;
+      stamped[EXECUTOR_STATE_ENV] = this.#store.sessionDir(record.session);
+    }
+    const env: NodeJS.ProcessEnv = { ...(this.#options.env ?? process.env), ...(profile.env ?? {}), ...stamped };
     // The vendor's session id and a prompt passed as an argument are never shown.
     const shown = invocation.args.map((arg, i) => (invocation.hidden.includes(i) ? (arg === prompt ? '<prompt>' : '<hidden>') : arg));
     return {
@@ -478,7 +520,7 @@ export class Harness {
       cwd,
       env,
       argv: redactArgv([commandName, ...leading, ...shown], adapter.secretFlags ?? []),
-      envNames: [...Object.keys(profile.env ?? {}), DEPTH_ENV].sort(),
+      envNames: [...new Set([...Object.keys(profile.env ?? {}), ...Object.keys(stamped)])].sort(),
     };
   }
 
@@ -581,6 +623,7 @@ export class Harness {
     turn.done = done;
     turn.status = done.status;
     for (const listener of turn.listeners) listener();
+    this.#options.onTurnEnd?.(entry.record.session, turn.turn);
     void this.#reapBeyondRetention();
   }
 

@@ -10,7 +10,8 @@ import { onExit } from '../runtime/exit-hooks.js';
 import { settings } from '../settings.js';
 import { rpcClient } from '../threads/rpc.js';
 import { harnessCall, HARNESS_CALL_TIMEOUT_MS } from './remote.js';
-import { HARNESS_CONTROL_METHODS, type CallContext, type CallOutcome, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../threads/types.js';
+import type { PeerNotice } from '../tasks/board.js';
+import { HARNESS_CONTROL_METHODS, NOTICE_STREAM, type CallContext, type CallOutcome, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../threads/types.js';
 
 const STOP_TIMEOUT_MS = 30_000;
 
@@ -24,6 +25,8 @@ export interface HarnessThread {
   /** The HTTP thread's end of its own channel to the harness (transfer it once). */
   readonly httpPort: MessagePort;
   invoke(capabilityId: string, input: unknown, caller: string | null, call?: CallContext): Promise<CallOutcome>;
+  /** Hands every notice for a peer to `deliver` until the thread stops. */
+  onNotice(deliver: (notice: PeerNotice) => void): void;
   /** Stops every running agent, then the thread. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -78,6 +81,12 @@ export async function startHarnessThread(options: HarnessThreadOptions): Promise
         if (call.signal?.aborted) return { ok: false, code: 'internal', message: 'the call was cancelled' };
         return { ok: false, code: 'internal', message: `the harness thread did not answer: ${errorMessage(error)}` };
       }
+    },
+    onNotice(deliver) {
+      const onEvent = (stream: string, data: unknown): void => {
+        if (stream === NOTICE_STREAM) deliver(data as PeerNotice);
+      };
+      control.callWith('notices', [], { onEvent, timeoutMs: Number.POSITIVE_INFINITY }).catch(() => undefined);
     },
     stop() {
       stopping ??= (async () => {

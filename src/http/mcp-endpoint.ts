@@ -161,10 +161,10 @@ export class McpEndpoint {
    * Sends a notification tied to no request to the sessions of a peer, on their streams (GET);
    * answers whether any stream took it.
    */
-  notifyPeer(peerId: string, method: string, params?: Record<string, unknown>): boolean {
+  notifyPeer(peerId: string, method: string, params?: Record<string, unknown>, requires: string | null = null): boolean {
     let sent = false;
     for (const open of this.#sessions.values()) {
-      if (open.session.peerId === peerId && open.session.notify(method, params)) sent = true;
+      if (open.session.peerId === peerId && open.session.notify(method, params, requires)) sent = true;
     }
     return sent;
   }

@@ -42,6 +42,8 @@ export interface HttpThread {
   setLeaseholder(leaseholder: boolean): Promise<void>;
   /** Keeps the HTTP thread's copy of the peer count (for `GET /`) current. */
   setPeerCount(count: number): Promise<void>;
+  /** Sends a notification to a peer served over `/mcp`; false when none of its sessions took it. */
+  notifyPeer(peerId: string, method: string, params: Record<string, unknown>, requires: string | null): Promise<boolean>;
   /** Closes the socket, the sessions and the pool, and waits for the thread to end. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -142,6 +144,7 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
     setPeerCount: async (count) => {
       await untilExit(control.setPeerCount(count));
     },
+    notifyPeer: async (peerId, method, params, requires) => (await untilExit(control.notifyPeer(peerId, method, params, requires))) === true,
     stop() {
       stopping ??= (async () => {
         await untilExit(control.stop());

@@ -114,6 +114,8 @@ export class McpSession {
   /** Tool calls under way, by request id: what cancels each. */
   readonly #inFlight = new Map<JsonRpcId, AbortController>();
   #stream: NotificationSink | null = null;
+  /** The experimental capabilities the client declared at initialize (`claude/channel`…). */
+  #experimental: ReadonlySet<string> = new Set();
 
   /**
    * `preferredPeerId`: the identity this client had on a server that is gone (see PeerBoard.join).
@@ -158,10 +160,14 @@ export class McpSession {
     };
   }
 
-  /** Sends a notification tied to no request on the session's stream; false when none is attached. */
-  notify(method: string, params?: Record<string, unknown>): boolean {
+  /**
+   * Sends a notification tied to no request on the session's stream; false when none is attached,
+   * or when it `requires` an experimental capability the client did not declare.
+   */
+  notify(method: string, params?: Record<string, unknown>, requires: string | null = null): boolean {
     const sink = this.#stream;
     if (sink === null || this.#closed) return false;
+    if (requires !== null && !this.#experimental.has(requires)) return false;
     sink(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params });
     return true;
   }
@@ -270,6 +276,8 @@ export class McpSession {
       throw new RpcError(RPC.invalidParams, 'Invalid params: initialize needs a protocolVersion string');
     }
     const info = isObject(params.clientInfo) ? params.clientInfo : {};
+    const declared = isObject(params.capabilities) && isObject(params.capabilities.experimental) ? params.capabilities.experimental : {};
+    this.#experimental = new Set(Object.keys(declared));
     // Other agents read this name: bounded, without control characters.
     const client = cleanClient(info.name, info.version);
     this.#protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
@@ -283,7 +291,8 @@ export class McpSession {
     }
     return {
       protocolVersion: this.#protocolVersion,
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+      // claude/channel: task notices (a question, an end) reach a client that declared it too.
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, experimental: { 'claude/channel': {} } },
       serverInfo: { name: 'majordomus', version: VERSION },
       instructions,
     };

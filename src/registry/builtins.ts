@@ -8,6 +8,7 @@ import { CapabilityError } from '../errors.js';
 import { DiagnosticSchema, LayerObjectSchema, ObjectKindSchema } from '../layer/schemas.js';
 import { LIMITS, OverlapSchema, PeerSchema } from '../peers/schema.js';
 import { HARNESS_CAPABILITIES } from '../harness/capabilities.js';
+import { TASK_CAPABILITIES } from '../tasks/capabilities.js';
 import { VERSION } from '../version.js';
 import { CAPABILITY_KINDS, CAPABILITY_READS, defineCapability, type CapabilityDescriptor } from './descriptor.js';
 
@@ -291,4 +292,5 @@ export const BUILTIN_CAPABILITIES: readonly CapabilityDescriptor[] = Object.free
   healthLive,
   healthReady,
   ...HARNESS_CAPABILITIES,
+  ...TASK_CAPABILITIES,
 ]);

@@ -7,6 +7,7 @@ import type { CapabilityCatalog } from './catalog.js';
 import type { LayerView } from '../layer/view.js';
 import type { PeerAccess } from '../peers/board.js';
 import type { HarnessAccess } from '../harness/table.js';
+import type { TaskAccess } from '../tasks/board.js';
 import type { CallContext } from '../threads/types.js';
 
 /**
@@ -39,7 +40,7 @@ export interface ContextByReads {
   registry: { catalog: CapabilityCatalog };
   layer: { catalog: CapabilityCatalog; layer: LayerView };
   peers: { peers: PeerAccess; caller: string | null };
-  harness: { harness: HarnessAccess; caller: string | null };
+  harness: { harness: HarnessAccess; tasks: TaskAccess; caller: string | null };
 }
 
 export type CapabilityContext = ContextByReads[CapabilityReads];

@@ -10,6 +10,7 @@ import type { PeerBoard, PeerClient } from '../peers/board.js';
 import type { ContextByReads } from '../registry/descriptor.js';
 import { execute, parseInput, type Registry } from '../registry/registry.js';
 import type { HarnessAccess } from '../harness/table.js';
+import type { TaskAccess } from '../tasks/board.js';
 import type { CallContext, CallOutcome } from '../threads/types.js';
 
 export interface RuntimeOptions {
@@ -19,6 +20,8 @@ export interface RuntimeOptions {
   board: PeerBoard | null;
   /** The session table, in the harness thread only. */
   harness?: HarnessAccess | null;
+  /** The task board over the session table, in the harness thread only. */
+  tasks?: TaskAccess | null;
   /** Where harness calls go from a thread without the table (the shared server's main thread). */
   remoteHarness?: ((capabilityId: string, input: unknown, caller: string | null, call: CallContext) => Promise<CallOutcome>) | null;
   /** The shared server's base URL once bound; null while served alone. */
@@ -32,6 +35,7 @@ export class Runtime {
   readonly layer: LayerView;
   readonly board: PeerBoard | null;
   readonly #harness: HarnessAccess | null;
+  readonly #tasks: TaskAccess | null;
   readonly #remoteHarness: RuntimeOptions['remoteHarness'];
   readonly #url: () => string | null;
   readonly #faultCapability: string | null;
@@ -43,6 +47,7 @@ export class Runtime {
     this.layer = options.layer;
     this.board = options.board;
     this.#harness = options.harness ?? null;
+    this.#tasks = options.tasks ?? null;
     this.#remoteHarness = options.remoteHarness ?? null;
     this.#url = options.url;
   }
@@ -113,7 +118,7 @@ export class Runtime {
       case 'peers':
         return { peers: this.#board(), caller };
       case 'harness':
-        if (this.#harness) return { harness: this.#harness, caller };
+        if (this.#harness && this.#tasks) return { harness: this.#harness, tasks: this.#tasks, caller };
         throw new CapabilityError('refused', 'the harness runs in the checkout\'s shared server; this client is served alone (--standalone, or the lease is unavailable), so it cannot start or read agent sessions');
     }
   }

@@ -15,6 +15,7 @@
 import { log } from '../log.js';
 import { localSession } from '../mcp/local-backend.js';
 import type { McpSession } from '../mcp/session.js';
+import type { PeerNotice } from '../tasks/board.js';
 import { BoardFile, boardPathFor, loadSavedBoard } from '../peers/board-file.js';
 import { PeerBoard } from '../peers/board.js';
 import type { Loaded } from '../runtime/load.js';
@@ -77,6 +78,8 @@ export class Owner {
   readonly runtime: Runtime;
   readonly #http: HttpThread;
   readonly #harness: HarnessThread;
+  /** The owner's own stdio sessions (one, while its client is attached). */
+  readonly #localSessions = new Set<McpSession>();
   readonly #lease: LeaseDocument;
   readonly #checkout: Checkout;
   readonly #boardFile: BoardFile;
@@ -141,6 +144,8 @@ export class Owner {
     }
     url = http.url;
     owner = new Owner(runtime, http, harness, options, new BoardFile(boardPath, lease.token));
+    const delivering = owner;
+    harness.onNotice((notice) => void delivering.#deliver(notice));
     owner.boardChanged(); // the numbering taken over is carried on at once
     if (http.fellBackFrom !== null) log.info(`port ${http.fellBackFrom} is taken; bound ${http.port} instead`);
     lease.url = http.url;
@@ -161,7 +166,20 @@ export class Owner {
 
   /** The owner's own stdio session. */
   session(preferredPeerId: string | null): McpSession {
-    return localSession(this.runtime, preferredPeerId);
+    const session = localSession(this.runtime, preferredPeerId);
+    this.#localSessions.add(session);
+    return session;
+  }
+
+  /** A notice for a peer: its own stdio session when it is the owner's client, else its `/mcp` sessions. */
+  async #deliver(notice: PeerNotice): Promise<void> {
+    for (const session of this.#localSessions) {
+      if (session.peerId === notice.peer) {
+        session.notify(notice.method, notice.params, notice.requires);
+        return;
+      }
+    }
+    await this.#http.notifyPeer(notice.peer, notice.method, notice.params, notice.requires).catch(() => false);
   }
 
   /** Resolves once no peer is attached. */

@@ -5,6 +5,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { WireErrorCode } from '../errors.js';
 import type { PeerClient } from '../peers/board.js';
+import type { UsageRecord } from '../tasks/usage.js';
 
 /**
  * What a capability call answers, on every path and across every thread boundary: the output as
@@ -98,6 +99,8 @@ export interface HostControl {
 export interface HttpControl {
   setLeaseholder(leaseholder: boolean): Promise<void>;
   setPeerCount(count: number): Promise<void>;
+  /** Sends a notification to a peer's `/mcp` sessions (their GET streams); whether any took it. */
+  notifyPeer(peerId: string, method: string, params: Record<string, unknown>, requires: string | null): Promise<boolean>;
   /** Closes the listen socket and every connection, ends the open sessions and the pool. */
   stop(): Promise<void>;
 }
@@ -106,7 +109,7 @@ export interface HttpControl {
 export const PROGRESS_STREAM = 'progress';
 
 export const HOST_CONTROL_METHODS = ['invoke', 'join', 'leave', 'touch', 'instructions'] as const satisfies ReadonlyArray<keyof HostControl>;
-export const HTTP_CONTROL_METHODS = ['setLeaseholder', 'setPeerCount', 'stop'] as const satisfies ReadonlyArray<keyof HttpControl>;
+export const HTTP_CONTROL_METHODS = ['setLeaseholder', 'setPeerCount', 'notifyPeer', 'stop'] as const satisfies ReadonlyArray<keyof HttpControl>;
 
 /** Given to the harness thread at start. */
 export interface HarnessWorkerData {
@@ -131,6 +134,16 @@ export interface HarnessControl {
   invoke(capabilityId: string, input: unknown, caller: string | null, depth: number | null): Promise<CallOutcome>;
   /** Stops every running agent's process group. */
   stop(): Promise<void>;
+  /**
+   * A subscription: each notice for a peer (a task asked or ended) arrives as an event of the
+   * `notice` stream; the call ends when the thread stops or the caller cancels it.
+   */
+  notices(): Promise<void>;
+  /** Counts one request the gateway forwarded (fire and forget). */
+  recordUsage(record: UsageRecord): Promise<void>;
 }
 
-export const HARNESS_CONTROL_METHODS = ['invoke', 'stop'] as const satisfies ReadonlyArray<keyof HarnessControl>;
+/** The RPC event stream of `HarnessControl.notices` (each event a `PeerNotice`). */
+export const NOTICE_STREAM = 'notice';
+
+export const HARNESS_CONTROL_METHODS = ['invoke', 'stop', 'notices', 'recordUsage'] as const satisfies ReadonlyArray<keyof HarnessControl>;

@@ -19,9 +19,16 @@ export const BUILTIN_CAPABILITY_IDS = [
   'peers.announce',
   'peers.list',
   'repository.info',
+  'tasks.cancel_task',
+  'tasks.check_task',
+  'tasks.reply_task',
+  'tasks.run_task',
+  'tasks.usage',
 ];
 
 export const BUILTIN_TOOLS = [
+  'cancel_task',
+  'check_task',
   'majordomus_announce',
   'majordomus_capabilities',
   'majordomus_capability',
@@ -37,14 +44,28 @@ export const BUILTIN_TOOLS = [
   'majordomus_session_send',
   'majordomus_session_status',
   'majordomus_spawn',
+  'majordomus_usage',
+  'reply_task',
+  'run_task',
 ];
 
 /** The commands among them (POST routes, not read-only). */
-export const BUILTIN_COMMAND_IDS = ['harness.session_kill', 'harness.session_send', 'harness.spawn', 'peers.announce'];
+export const BUILTIN_COMMAND_IDS = [
+  'harness.session_kill',
+  'harness.session_send',
+  'harness.spawn',
+  'peers.announce',
+  'tasks.cancel_task',
+  'tasks.reply_task',
+  'tasks.run_task',
+];
 
 /** MCP annotations beyond the kind's: what each tool declares it may destroy or reach. */
 export const TOOL_EFFECTS: Readonly<Record<string, { destructiveHint?: boolean; openWorldHint?: boolean }>> = {
   majordomus_spawn: { openWorldHint: true },
   majordomus_session_send: { openWorldHint: true, destructiveHint: true },
   majordomus_session_kill: { destructiveHint: true },
+  run_task: { openWorldHint: true },
+  reply_task: { openWorldHint: true },
+  cancel_task: { destructiveHint: true },
 };

@@ -8,9 +8,13 @@
  * - `{"type":"session","id":"…"}` first: the id a later turn resumes with `--resume`;
  * - `{"type":"message","role":"assistant","text":"…"}` (and role "user" for what it was told);
  * - `{"type":"tool_call","name":"…","input":{…}}`;
- * - `{"type":"tool_result","name":"…","ok":true,"output":"…"}`;
+ * - `{"type":"tool_result","name":"…","ok":true,"output":"…","refused"?:"why"}` (`refused`: the
+ *   permission floor stopped the tool);
+ * - `{"type":"route","provider":"…","model":"…","failovers":[{"provider","model","reason"}]}` when
+ *   the gateway failed over before a provider answered;
  * - `{"type":"result","status":"completed|waiting|max_turns|loop|error|cancelled","answer"?,
- *   "question"?,"options"?,"error"?,"usage"?}` last: every turn ends with one, naming an honest state.
+ *   "question"?,"options"?,"error"?,"usage"?,"requests"?}` last: every turn ends with one, naming an
+ *   honest state; `usage` sums what the model endpoint reported, `requests` counts model requests.
  *
  * The answer is `answer` (or, when waiting, the `question` the orchestrator must reply to), else
  * the last assistant message. Every state but completed and waiting is an error: the turn did not
@@ -38,7 +42,9 @@ class ExecutorParser extends EventParser {
       case 'tool_call':
         return entry('tool_use', event, toolSummary(stringOf(event.name) ?? 'tool', event.input));
       case 'tool_result':
-        return entry('tool_result', event, `${stringOf(event.name) ?? 'tool'}${event.ok === false ? ' failed' : ''}: ${stringOf(event.output) ?? ''}`);
+        return entry('tool_result', event, `${stringOf(event.name) ?? 'tool'}${stringOf(event.refused) !== null ? ' refused' : event.ok === false ? ' failed' : ''}: ${stringOf(event.output) ?? ''}`);
+      case 'route':
+        return entry('system', event, routeSummary(event));
       case 'result':
         return this.#result(event);
       default:
@@ -56,6 +62,14 @@ class ExecutorParser extends EventParser {
     this.noteError(message);
     return entry('error', event, message);
   }
+}
+
+function routeSummary(event: JsonObject): string {
+  const failovers = Array.isArray(event.failovers) ? event.failovers : [];
+  const tried = failovers
+    .map((f) => (typeof f === 'object' && f !== null ? `${stringOf((f as JsonObject).provider) ?? '?'}/${stringOf((f as JsonObject).model) ?? '?'} (${stringOf((f as JsonObject).reason) ?? '?'})` : '?'))
+    .join(', ');
+  return `model ${stringOf(event.provider) ?? '?'}/${stringOf(event.model) ?? '?'}${tried === '' ? '' : ` after failing over from ${tried}`}`;
 }
 
 function invocation(shape: LaunchShape, resumeId: string | null): Invocation {

@@ -258,9 +258,9 @@ describe('the scripted model API', () => {
 
     it('answers an unknown route 404, records it, and keeps the reply for the next model request', async () => {
       await start([{ kind: 'text', text: 'kept' }]);
-      const models = await fetch(`${api!.url}/v1/models`);
+      const models = await fetch(`${api!.url}/v1/unknown`);
       expect(models.status).toBe(404);
-      expect(((await models.json()) as { error: { message: string } }).error.message).toBe('no route for GET /v1/models');
+      expect(((await models.json()) as { error: { message: string } }).error.message).toBe('no route for GET /v1/unknown');
       const response = await post('/v1/messages', { ...ANTHROPIC_REQUEST, stream: false });
       expect(((await response.json()) as { content: { text: string }[] }).content[0]!.text).toBe('kept');
       expect(api!.requests.map((r) => r.api)).toEqual([null, 'anthropic-messages']);
