@@ -21,6 +21,8 @@ export interface McpClientOptions {
   args?: readonly string[];
   env?: Readonly<Record<string, string | undefined>>;
   clientInfo?: { name: string; version: string };
+  /** The capabilities the client declares at initialize (e.g. `experimental: {'claude/channel': {}}`). */
+  capabilities?: Record<string, unknown>;
 }
 
 export interface McpConnection {
@@ -45,7 +47,7 @@ export async function connectMcp(options: McpClientOptions): Promise<McpConnecti
   transport.stderr?.on('data', (chunk: Buffer | string) => {
     stderr += chunk.toString();
   });
-  const client = new Client(options.clientInfo ?? { name: 'majordomus-tests', version: '1.0.0' });
+  const client = new Client(options.clientInfo ?? { name: 'majordomus-tests', version: '1.0.0' }, options.capabilities ? { capabilities: options.capabilities } : undefined);
   let pid = -1;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
