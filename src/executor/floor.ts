@@ -75,12 +75,6 @@ export class Floor {
     }
     return undefined;
   }
-
-  /** Whether a basename alone (no directory known) is protected by a built-in rule or a basename deny glob. */
-  matchBasename(basename: string): FloorMatch | undefined {
-    if (basename === '' || basename.includes('/')) return undefined;
-    return this.match(basename);
-  }
 }
 
 /** The refusal a tool answers with, naming the rule that refused. */
