@@ -35,6 +35,7 @@ beforeAll(async () => {
       'config/credentials.json': '{"token": "jsontoken12345"}\n',
       'deep/dir/id_ed25519': 'PRIVATEKEYMATERIAL0001\n',
       'src/app.ts': 'export const app = 1;\n',
+      '.env.example': 'SECRET=\n',
     },
     commit: true,
   });
@@ -86,6 +87,14 @@ describe('bash behind the permission floor', () => {
       if (stop === 'masked') expect(outcome.output).not.toContain(REDACTION_MARK);
       else expect(outcome.output).toContain(REDACTION_MARK);
     }
+  });
+
+  it('runs a command that names only files the floor allows, a bare * included', async () => {
+    const outcome = await box.run('bash', { command: 'cat .env.example && ls *' });
+    expect(outcome.refused).toBeUndefined();
+    expect(outcome.output.startsWith('SECRET=\n')).toBe(true);
+    // Names are not content: ls lists the protected files, whose content stays masked.
+    expect(outcome.output).toMatch(/\nconfig:\ncredentials\.json\n[\s\S]*\[exit code 0\]$/);
   });
 
   it('leaves the masked files untouched on disk and writable by nothing the command runs', async () => {
