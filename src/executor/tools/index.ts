@@ -56,6 +56,18 @@ function wrap<Schema extends z.ZodType>(definition: ToolDefinition<Schema>, floo
   };
 }
 
+/**
+ * A redactor of the protected values under `root` as they are now, for text that did not come
+ * from a tool (tool outcomes are redacted already). Scans the checkout: call it per use.
+ */
+export async function protectedRedactor(options: Pick<ToolOptions, 'root' | 'deny'>): Promise<(text: string) => string> {
+  const { redactor } = await scanProtected(realpathSync(options.root), new Floor(options.deny));
+  return (text) => redactor.redact(text);
+}
+
+export { probeMasking } from '../mask.js';
+export type { MaskingSupport } from '../mask.js';
+
 /** The seven tools of the executor (four in read-only mode), behind the floor for `options.root`. */
 export function createTools(options: ToolOptions): ExecutorTool[] {
   const valid = optionsSchema.parse(options);

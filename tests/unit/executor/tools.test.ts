@@ -2,8 +2,10 @@
  * The tool set: the seven tools with their JSON Schemas, read-only mode without the tools that
  * change things, ask's question for the loop, and the root the tools were made for.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTools } from '../../../src/executor/tools/index.js';
+import { createTools, probeMasking, protectedRedactor } from '../../../src/executor/tools/index.js';
 import { createToolbox } from './toolbox.js';
 import type { Toolbox } from './toolbox.js';
 
@@ -43,6 +45,20 @@ describe('createTools', () => {
 
   it('throws when run with a context for another root (a bug in the caller, not the model)', async () => {
     await expect(box.run('read_file', { path: 'a.txt' }, { root: '/tmp' })).rejects.toThrow(`executor tools made for ${box.root} were run with root /tmp`);
+  });
+});
+
+describe('for the loop', () => {
+  it('redacts text that did not come from a tool with the values of the protected files as they are now', async () => {
+    await writeFile(join(box.root, 'secrets.yaml'), 'db_password: correct-horse-battery\n');
+    const redact = await protectedRedactor({ root: box.root, deny: [] });
+    expect(redact('the password is correct-horse-battery')).toBe('the password is [redacted: protected content]');
+  });
+
+  it('says whether bash can run here, once per process', async () => {
+    const first = probeMasking();
+    expect(probeMasking()).toBe(first);
+    expect(await first).toEqual({ available: true });
   });
 });
 
