@@ -3,7 +3,8 @@
  * Symlinks are reported, never followed (a link to a directory outside the root must not pull
  * that directory in); `.git` and `node_modules` are skipped unless the walk starts inside them.
  */
-import { opendir } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 
 /** Directories a walk does not descend into. */
@@ -31,24 +32,20 @@ export async function* walkFiles(root: string, start: string, signal?: AbortSign
   while (stack.length > 0) {
     if (signal?.aborted) return;
     const directory = stack.pop() as string;
-    let names: { name: string; kind: 'directory' | 'file' | 'symlink' | 'other' }[];
+    let entries: Dirent[];
     try {
-      names = [];
-      for await (const entry of await opendir(directory)) {
-        const kind = entry.isDirectory() ? 'directory' : entry.isFile() ? 'file' : entry.isSymbolicLink() ? 'symlink' : 'other';
-        names.push({ name: entry.name, kind });
-      }
+      entries = await readdir(directory, { withFileTypes: true });
     } catch {
       continue;
     }
-    names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const subdirectories: string[] = [];
-    for (const { name, kind } of names) {
-      const path = join(directory, name);
-      if (kind === 'directory') {
-        if (!SKIPPED_DIRECTORIES.includes(name)) subdirectories.push(path);
-      } else if (kind === 'file' || kind === 'symlink') {
-        yield { path, relative: toPosix(relative(root, path)), kind };
+    for (const entry of entries) {
+      const path = join(directory, entry.name);
+      if (entry.isDirectory()) {
+        if (!SKIPPED_DIRECTORIES.includes(entry.name)) subdirectories.push(path);
+      } else if (entry.isFile() || entry.isSymbolicLink()) {
+        yield { path, relative: toPosix(relative(root, path)), kind: entry.isFile() ? 'file' : 'symlink' };
       }
     }
     // Reversed so the stack pops them in name order.
