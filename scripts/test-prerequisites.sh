@@ -4,6 +4,7 @@
 #   git       the fixtures are git repositories (tests/helpers/fixture-repo.ts)
 #   python3   the Codex configuration is parsed with Python's tomllib (tests/blackbox/launcher.test.ts)
 #   setpriv   (util-linux) the harness's parent-death guard on agents (tests/blackbox/harness-orphans.test.ts)
+#   unshare   (util-linux) the executor's bash masks protected files in namespaces (tests/unit/executor/bash-floor*.test.ts)
 # All present: returns at once, no apt call. Something missing: installs it from Debian's packages
 # as root, or through `sudo -n` when that works without a password; otherwise stops at once and
 # names the command to run.
@@ -13,7 +14,7 @@ missing=''
 [ -x /usr/bin/chromium ] || missing="$missing chromium"
 command -v git >/dev/null 2>&1 || missing="$missing git"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
-command -v setpriv >/dev/null 2>&1 || missing="$missing util-linux"
+command -v setpriv >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1 || missing="$missing util-linux"
 [ -z "$missing" ] && exit 0
 missing=${missing# }
 
