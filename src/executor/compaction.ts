@@ -132,8 +132,12 @@ export async function compact(messages: readonly ChatMessage[], options: Compact
     // Two user messages in a row are legal but some servers merge or refuse them: join them.
     const joined: ChatMessage[] =
       next?.role === 'user' ? [{ role: 'user', content: `${summary}\n\n${next.content}` }, ...rest.slice(1)] : [{ role: 'user', content: summary }, ...rest];
-    out.splice(0, out.length, ...head, ...joined);
-    summarised = part.length;
+    const candidate = [...head, ...joined];
+    // A summary longer than what it replaces (a short old part) is worth nothing: keep the part.
+    if (estimateTokens(candidate, options.baseline) < estimate()) {
+      out.splice(0, out.length, ...candidate);
+      summarised = part.length;
+    }
   }
   return { messages: out, snipped, summarised, before, after: estimate() };
 }
