@@ -14,12 +14,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { blocksOf, cap, compact, conversationProblem, estimateTokens, renderForSummary, SUMMARY_HEADING, type CompactionOptions } from '../../../src/executor/compaction.js';
-import type { ChatMessage } from '../../../src/executor/messages.js';
+import type { AssistantMessage, ChatMessage } from '../../../src/executor/messages.js';
 
 const system: ChatMessage = { role: 'system', content: 'sys' };
 const user = (content: string): ChatMessage => ({ role: 'user', content });
 const text = (content: string): ChatMessage => ({ role: 'assistant', content });
-const calls = (...ids: string[]): ChatMessage => ({
+const calls = (...ids: string[]): AssistantMessage => ({
   role: 'assistant',
   content: null,
   tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'read_file', arguments: `{"path":"${id}"}` } })),
