@@ -45,7 +45,7 @@ export interface TurnOptions {
   contextTokens: number;
   root: string;
   cwd: string;
-  /** Aborted to cancel the turn (SIGTERM, SIGINT). */
+  /** Aborted to cancel the turn (SIGTERM, SIGINT, SIGHUP). */
   signal: AbortSignal;
   emit: EmitEvent;
   /** The chat client; tests put a scripted one in its place. */

@@ -113,13 +113,12 @@ export async function runExec(args: ParsedArgs): Promise<number> {
       process.exit(EXIT.ok);
     }, CANCEL_DEADLINE_MS).unref();
   };
-  process.on('SIGTERM', cancel);
-  process.on('SIGINT', cancel);
+  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+  for (const name of signals) process.on(name, cancel);
   try {
     await turn(options, input, emit, controller.signal);
   } finally {
-    process.off('SIGTERM', cancel);
-    process.off('SIGINT', cancel);
+    for (const name of signals) process.off(name, cancel);
   }
   return EXIT.ok;
 }
