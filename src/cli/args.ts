@@ -21,6 +21,14 @@ const OPTIONS = {
   side: { type: 'string' },
   kind: { type: 'string' },
   check: { type: 'boolean' },
+  json: { type: 'boolean' },
+  resume: { type: 'string' },
+  model: { type: 'string' },
+  mode: { type: 'string' },
+  'max-turns': { type: 'string' },
+  'context-tokens': { type: 'string' },
+  'base-url': { type: 'string' },
+  'api-key-env': { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -32,6 +40,7 @@ export const COMMANDS = {
   serve: ['host', 'port'],
   capabilities: ['format', 'side', 'kind'],
   generate: ['check'],
+  exec: ['json', 'resume', 'model', 'mode', 'max-turns', 'context-tokens', 'base-url', 'api-key-env'],
 } as const satisfies Record<string, readonly OptionName[]>;
 
 export type CommandName = keyof typeof COMMANDS;
@@ -93,6 +102,15 @@ export function portOption(value: string | boolean | undefined, name: string, fa
   const port = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--${name} must be a port 0–65535, not "${text}"`);
   return port;
+}
+
+/** An integer option within `min`–`max`. */
+export function integerOption(value: string | boolean | undefined, name: string, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  const text = String(value);
+  const number = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < min || number > max) throw usage(`--${name} must be an integer ${min}–${max}, not "${text}"`);
+  return number;
 }
 
 /** An enumerated option. */

@@ -21,6 +21,7 @@ Commands:
   serve          run the shared server without a stdio session
   capabilities   list, describe, show the schemas of, or validate the capability registry
   generate       write (or --check) docs/generated/*
+  exec           run the built-in coding agent on the task given on stdin (JSON-line events)
 
 ${GLOBAL}
 
@@ -62,4 +63,27 @@ Writes docs/generated/openapi.json, docs/generated/capabilities.md and docs/gene
 the registry and the error catalogue. With --check, writes nothing and exits 10 when a file is stale.
 
 ${GLOBAL}`,
+  exec: `Usage: majordomus exec --json [--resume ID] [--model M] [--mode default|read-only] [--max-turns N]
+                       [--context-tokens N] [--base-url URL [--api-key-env NAME]] < task
+
+The built-in coding agent (the harness's agent "executor"): reads the task from stdin, works with the
+tools read_file, write_file, edit_file, glob, grep, bash and ask against an OpenAI-compatible
+chat-completions endpoint, and prints its events as JSON lines on stdout: session, message,
+tool_call, tool_result, route, compaction, and one result whose status is completed, waiting,
+max_turns, loop, error or cancelled. It exits 0 whenever it printed a result (the status says how
+the turn ended) and 2 for a bad command line. Runs in the checkout of its working directory.
+
+  --json               print JSON-line events (required: the only output format)
+  --resume ID          continue the conversation ID (printed in the session event); stdin holds the
+                       next task, or the answer when the last turn ended waiting on a question
+  --model M            the model to ask (default: the gateway's routing)
+  --mode M             default, or read-only (no tool changes a file)
+  --max-turns N        model requests this turn may make (default 200)
+  --context-tokens N   the model's context; compaction starts at 80% of it (default 32000)
+  --base-url URL       an OpenAI-compatible base URL ending in /v1 (default: the gateway of this
+                       checkout's shared server, found through its lease)
+  --api-key-env NAME   the environment variable holding the key for --base-url
+
+Environment: MAJORDOMUS_EXECUTOR_STATE (where conversations are kept; default
+<local>/state/executor/), MAJORDOMUS_TASK_ID (sent as X-Majordomus-Task).`,
 };

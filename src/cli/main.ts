@@ -31,6 +31,8 @@ async function run(args: ParsedArgs): Promise<number> {
       return (await import('./commands/capabilities.js')).runCapabilities(args);
     case 'generate':
       return (await import('./commands/generate.js')).runGenerate(args);
+    case 'exec':
+      return (await import('./commands/exec.js')).runExec(args);
   }
 }
 
