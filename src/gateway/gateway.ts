@@ -11,6 +11,7 @@
  * cuts it, never retries it. The slot is held until the answer is forwarded whole (or the client
  * goes away, which aborts the upstream request too).
  */
+import type { IncomingMessage } from 'node:http';
 import { errorMessage, type WireErrorCode, WIRE_ERRORS } from '../errors.js';
 import { bearerMatches } from '../http/guard.js';
 import type { HttpReply, ReplySink, RouteReply, StreamedReply } from '../http/reply.js';
@@ -107,11 +108,16 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function readAll(body: NodeJS.ReadableStream & { destroy(): void }, first: Buffer | null, ended: boolean, signal: AbortSignal): Promise<Buffer | null> {
-  if (ended) return Promise.resolve(first ?? Buffer.alloc(0));
+/**
+ * The rest of a body whose first chunk was read (null when it broke off). It may have ended, or
+ * broken, while nobody listened: a paused stream still ends once its buffer is empty.
+ */
+function readAll(body: IncomingMessage, first: Buffer | null, ended: boolean, signal: AbortSignal): Promise<Buffer | null> {
+  if (ended || body.readableEnded) return Promise.resolve(first ?? Buffer.alloc(0));
+  if (body.destroyed) return Promise.resolve(null);
   return new Promise((resolve) => {
     const chunks: Buffer[] = first ? [first] : [];
-    const onAbort = (): void => body.destroy();
+    const onAbort = (): void => void body.destroy();
     signal.addEventListener('abort', onAbort, { once: true });
     const settle = (value: Buffer | null): void => {
       signal.removeEventListener('abort', onAbort);
@@ -411,9 +417,15 @@ export class Gateway {
           scanner.feed(chunk);
         };
         if (result.first) pass(result.first);
-        if (result.ended) {
+        // It may have ended (a paused stream still ends once its buffer is empty) or broken
+        // while the head went out.
+        if (result.ended || body.readableEnded) {
           sink.end();
           return finish(true);
+        }
+        if (body.destroyed) {
+          sink.cut();
+          return finish(false);
         }
         body.on('data', pass);
         body.once('end', () => {
