@@ -14,7 +14,7 @@
  * - a malformed X-Majordomus-Task is 400 `invalid_input`.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CONFIG_RELATIVE, MESSAGES, routeOf, startGatewayScene, type GatewayScene } from './gateway-fixture.js';
+import { CONFIG_RELATIVE, jsonOf, MESSAGES, routeOf, startGatewayScene, type GatewayScene } from './gateway-fixture.js';
 
 const GATEWAY_KEY = 'gateway-key-for-tests-0123456789';
 let scene: GatewayScene;
@@ -62,7 +62,7 @@ describe('the gateway door', () => {
     await scene.writeConfig(`providers:\n  one: {base_url: ${api.url}/v1, models: [m1]}\ngateway: {api_key_env: MAJORDOMUS_TEST_GATEWAY_KEY}\n`);
     const response = await scene.chat({ model: 'm1', messages: MESSAGES }, { Authorization: `Bearer ${GATEWAY_KEY}` });
     expect(response.status).toBe(200);
-    expect((await response.json()).choices[0].message.content).toBe('hello');
+    expect((await jsonOf(response)).choices[0].message.content).toBe('hello');
   });
 
   it('names the file and the field path of a broken field, and serves once the file is fixed', async () => {
@@ -90,7 +90,7 @@ describe('the gateway door', () => {
     );
     const response = await scene.get('/v1/models');
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({
+    expect(await jsonOf(response)).toEqual({
       object: 'list',
       data: [
         { id: 'qwen3-coder:30b', object: 'model', created: 0, owned_by: 'local' },

@@ -90,6 +90,11 @@ export function routeOf(response: Response): { provider: string | null; model: s
   return JSON.parse(header);
 }
 
+/** A response's JSON body, for assertions. */
+export async function jsonOf(response: Response): Promise<any> {
+  return response.json();
+}
+
 /** A user message, as the smallest chat-completions request carries it. */
 export const MESSAGES = [{ role: 'user', content: 'say hello' }];
 
