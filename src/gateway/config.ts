@@ -42,7 +42,7 @@ const priorityEntrySchema = z.strictObject({
 });
 
 const fileSchema = z.strictObject({
-  providers: z.record(z.string().regex(SLUG, 'a provider slug is [a-z0-9][a-z0-9_-]*'), providerSchema),
+  providers: z.record(z.string().regex(SLUG), providerSchema),
   routing: z
     .strictObject({
       priority_models: z.array(priorityEntrySchema).default([]),
@@ -125,7 +125,11 @@ export function resolveModel(providers: ReadonlyMap<string, ProviderConfig>, nam
 export function parseGatewayConfig(value: unknown, file: string, env: Environment): GatewayConfig {
   const result = fileSchema.safeParse(value);
   if (!result.success) {
-    const problems = result.error.issues.map((issue) => `${pathOf(issue.path)}: ${issue.message}`);
+    const problems = result.error.issues.map((issue) => {
+      // zod says "Invalid key in record" for a bad slug; say what a slug is.
+      const message = issue.code === 'invalid_key' ? 'a provider slug is [a-z0-9][a-z0-9_-]*, at most 64 characters' : issue.message;
+      return `${pathOf(issue.path)}: ${message}`;
+    });
     throw new GatewayConfigError(`${file}: ${problems.join('; ')}`);
   }
   const parsed = result.data;
