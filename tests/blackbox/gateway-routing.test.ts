@@ -12,6 +12,7 @@
  * - per-provider caps: never more than max_concurrent upstream; a full queue is 503 `busy` with
  *   Retry-After; a client that goes away frees its slot.
  */
+import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorReply, ScriptedReply } from '../helpers/model-api.js';
@@ -86,6 +87,19 @@ describe('forwarding', () => {
     expect(received.equals(proxy.responses[0] as Buffer)).toBe(true);
     expect(received.toString('utf8')).toMatch(/"usage":\{"prompt_tokens":10,"completion_tokens":5,.*\n\ndata: \[DONE\]\n\n$/s);
     expect(api.modelRequests[0]?.body).toEqual({ model: 'm1', messages: MESSAGES, stream: true, stream_options: { include_usage: true } });
+  });
+
+  it('keeps a long stream whole for a client that stops reading for a while', async () => {
+    const text = Array.from({ length: 30_000 }, (_, i) => `word${i}`).join(' ');
+    const api = await scene.modelApi({ replies: [{ kind: 'text', text }] });
+    const proxy = await RecordingProxy.start(api.url);
+    cleanups.push(() => proxy.stop());
+    const one = slug();
+    await scene.writeConfig(config([providerLine(one, proxy.url, ['m1'])], ['m1']));
+    const received = await slowRead(scene.server.port, { messages: MESSAGES, stream: true }, scene.server.token);
+    expect(proxy.responses).toHaveLength(1);
+    expect(received.length).toBeGreaterThan(3_000_000);
+    expect(received.equals(proxy.responses[0] as Buffer)).toBe(true);
   });
 
   it('forwards a 4xx other than 429 as it is, without failing over', async () => {
@@ -294,6 +308,30 @@ describe('per-provider caps', () => {
     expect((await jsonOf(response)).choices[0].message.content).toBe('served');
   });
 });
+
+/** POSTs a chat request over node:http and stops reading for a while after the first chunk. */
+function slowRead(port: number, body: unknown, token: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      { host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        let paused = false;
+        response.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          if (paused) return;
+          paused = true;
+          response.pause();
+          setTimeout(() => response.resume(), 500);
+        });
+        response.on('end', () => resolve(Buffer.concat(chunks)));
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(JSON.stringify(body));
+  });
+}
 
 /** A port nothing listens on (bound, then released). */
 async function freePort(): Promise<number> {
