@@ -65,6 +65,10 @@ export const WIRE_ERRORS = {
   refused: { status: 422, summary: 'The input is well-formed but the capability refuses it.' },
   internal: { status: 500, summary: 'An unexpected failure while serving the request.' },
   busy: { status: 503, summary: 'The server is saturated or shutting down; retry later.' },
+  model_not_found: { status: 404, summary: 'The gateway has no configured provider serving the model asked for.' },
+  rate_limited: { status: 429, summary: 'Every provider the gateway may use is rate-limited for longer than its retry budget; see Retry-After.' },
+  upstream_unavailable: { status: 502, summary: 'Every provider the gateway tried failed (connection, timeout, 429, 5xx); the message lists each attempt.' },
+  gateway_config: { status: 503, summary: 'The gateway\'s config (<local>/executor.yaml) is missing or invalid, or routes to no configured provider.' },
 } as const satisfies Record<string, { status: number; summary: string }>;
 
 export type WireErrorCode = keyof typeof WIRE_ERRORS;

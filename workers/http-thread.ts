@@ -3,7 +3,11 @@
  * dispatcher (peer board → main thread, pure queries → answer cache, the rest → the pool); `/mcp`
  * sessions use the remote backend. The main thread drives it through `HttpControl`.
  */
+import { join, posix } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
+import { CONFIG_FILE_NAME, GatewayConfigFile } from '../src/gateway/config.js';
+import { CHAT_COMPLETIONS_PATH, Gateway, MODELS_PATH } from '../src/gateway/gateway.js';
+import { createUsageTable } from '../src/gateway/usage.js';
 import { CallDispatcher } from '../src/http/dispatcher.js';
 import { hostGuard } from '../src/http/guard.js';
 import { McpEndpoint } from '../src/http/mcp-endpoint.js';
@@ -62,6 +66,14 @@ const mcp = new McpEndpoint({
 });
 const sweep = setInterval(() => mcp.expireIdle(), Math.min(5_000, Math.max(50, data.idleSessionMs / 3)));
 
+// The model gateway's usage, summed here until the integrator routes it to the harness thread.
+const usage = createUsageTable();
+const gateway = new Gateway({
+  config: new GatewayConfigFile(join(data.root, data.localPath, CONFIG_FILE_NAME), posix.join(data.localPath, CONFIG_FILE_NAME)),
+  token: data.token,
+  report: (record) => usage.record(record),
+});
+
 let guard = hostGuard(data.host, data.port);
 const route = createRouter({
   catalog,
@@ -78,6 +90,7 @@ const route = createRouter({
   peerCount: () => state.peerCount,
   leaseholder: () => state.leaseholder,
   baseUrl: () => urlOf(data.host, state.port),
+  gateway: { paths: new Set([CHAT_COMPLETIONS_PATH, MODELS_PATH]), handle: (request) => gateway.handle(request) },
 });
 
 const started = await UwsServer.start({ host: data.host, port: data.port, fallbackToFreePort: data.fallbackToFreePort, handle: route });
@@ -103,6 +116,7 @@ const control: HttpControl = {
       state.stopping = true;
       clearInterval(sweep);
       server?.close();
+      gateway.close();
       mcp.closeAll();
       await dispatcher.stop();
       host.close('the HTTP thread is stopping');

@@ -33,7 +33,11 @@ export interface HttpRequest {
   peerHint: string;
   /** `Mcp-Spawn-Depth` on initialize: a bridge's client's delegation depth. */
   spawnDepth: string;
+  /** `X-Majordomus-Task`: the task a gateway request counts its usage against, or ''. */
+  task: string;
   body: Uint8Array;
+  /** Aborts when the client goes away before its reply ended (a route waiting on another server stops). */
+  signal: AbortSignal;
 }
 
 export interface RouterServices {
@@ -51,6 +55,11 @@ export interface RouterServices {
   peerCount(): number;
   leaseholder(): boolean;
   baseUrl(): string;
+  /**
+   * The model gateway (src/gateway/): OpenAI's wire, not ours, so its paths bypass the capability
+   * routes; it checks the token itself (it also takes its own key) and shapes its own errors.
+   */
+  gateway: { paths: ReadonlySet<string>; handle(request: HttpRequest): Promise<RouteReply> };
 }
 
 export type Router = (request: HttpRequest) => Promise<RouteReply>;
@@ -141,6 +150,7 @@ export function createRouter(services: RouterServices): Router {
     if (refusal !== null) return errorReply('forbidden', refusal);
     const { path, method } = request;
 
+    if (services.gateway.paths.has(path)) return services.gateway.handle(request);
     if (path === '/mcp') {
       const wrongMethod = allowOnly(
         ['GET', 'POST', 'DELETE'],

@@ -26,6 +26,9 @@ export interface HttpThreadOptions {
   leaseholder: boolean;
   /** The lease's token, which protected requests must carry. */
   token: string;
+  /** Real path of the checkout's root, and its validated local path (where the gateway's config lives). */
+  root: string;
+  localPath: string;
   /** Called when the thread ends without being asked to (a crash). */
   onUnexpectedExit?: (why: string) => void;
   /** The snapshot, when the caller encoded it already (the shared server shares it with the harness). */
@@ -89,6 +92,8 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
     fallbackToFreePort: options.fallbackToFreePort,
     leaseholder: options.leaseholder,
     token: options.token,
+    root: options.root,
+    localPath: options.localPath,
     hostPort: hostChannel.port2,
     controlPort: controlChannel.port2,
     harnessPort: options.harnessPort ?? null,

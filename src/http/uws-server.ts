@@ -29,8 +29,11 @@ const STATUS_TEXT: Record<number, string> = {
   413: '413 Payload Too Large',
   415: '415 Unsupported Media Type',
   422: '422 Unprocessable Entity',
+  429: '429 Too Many Requests',
   500: '500 Internal Server Error',
+  502: '502 Bad Gateway',
   503: '503 Service Unavailable',
+  504: '504 Gateway Timeout',
 };
 
 export interface UwsServerOptions {
@@ -128,6 +131,9 @@ export class UwsServer {
 function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, handle: UwsServerOptions['handle']): void {
   const method = req.getCaseSensitiveMethod().toUpperCase();
   const head = method === 'HEAD';
+  // Aborted when the client goes away before its reply ended: a route waiting on another server
+  // (the gateway) stops waiting, a stream stops writing.
+  const gone = new AbortController();
   const request: HttpRequest = {
     method: head ? 'GET' : method,
     path: req.getUrl(),
@@ -140,7 +146,9 @@ function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, handle: UwsServerOpt
     sessionId: req.getHeader('mcp-session-id'),
     peerHint: req.getHeader('mcp-peer-id'),
     spawnDepth: req.getHeader('mcp-spawn-depth'),
+    task: req.getHeader('x-majordomus-task'),
     body: EMPTY,
+    signal: gone.signal,
   };
   const declared = req.getHeader('content-length');
   let answered = false;
@@ -149,12 +157,13 @@ function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, handle: UwsServerOpt
   res.onAborted(() => {
     answered = true;
     onGone?.();
+    gone.abort();
   });
   const respond = (reply: RouteReply, closeConnection = false): void => {
     if (answered) return;
     answered = true;
     if (isStreamed(reply)) {
-      onGone = stream(res, reply, head);
+      onGone = stream(res, reply, head, gone.signal);
       return;
     }
     res.cork(() => write(res, reply, head, closeConnection));
@@ -197,27 +206,56 @@ function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, handle: UwsServerOpt
 
 /**
  * Writes a streamed reply: the head now, then each piece the route writes (chunked, since no
- * length is known), until the route ends it. Answers what to call when the client goes away:
- * from then on the response is never touched (uWS forbids it) and the route's signal aborts.
+ * length is known), until the route ends or cuts it. Answers what to call when the client goes
+ * away: from then on the response is never touched (uWS forbids it) and the route's signal aborts.
+ *
+ * Backpressure: uWS keeps every piece written, and `write` answers false once some are held back.
+ * While an `onWritable` handler is registered uWS leaves draining to it, so the handler drains
+ * (an empty cork flushes what is held) before telling the route it may write again.
  */
-function stream(res: uWS.HttpResponse, reply: StreamedReply, head: boolean): () => void {
-  const gone = new AbortController();
+function stream(res: uWS.HttpResponse, reply: StreamedReply, head: boolean, gone: AbortSignal): () => void {
   let ended = false;
   res.cork(() => {
     writeHead(res, reply);
     if (head) res.endWithoutBody(); // HEAD: the head alone, and nothing is started
   });
   if (head) return () => undefined;
+  let writable: (() => void) | null = null;
+  let watching = false;
   const sink: ReplySink = {
-    write(text) {
-      if (!ended) res.cork(() => res.write(text));
+    write(piece) {
+      if (ended) return true;
+      let ok = true;
+      res.cork(() => {
+        ok = res.write(piece);
+      });
+      return ok;
     },
     end() {
       if (ended) return;
       ended = true;
       res.cork(() => res.end());
     },
-    signal: gone.signal,
+    cut() {
+      if (ended) return;
+      ended = true;
+      res.close(); // runs onAborted: the signal aborts
+    },
+    onWritable(listener) {
+      if (ended) return;
+      writable = listener;
+      if (watching) return;
+      watching = true;
+      res.onWritable(() => {
+        if (ended) return true;
+        res.cork(() => undefined);
+        const resume = writable;
+        writable = null;
+        resume?.();
+        return true;
+      });
+    },
+    signal: gone,
   };
   try {
     reply.start(sink);
@@ -228,6 +266,5 @@ function stream(res: uWS.HttpResponse, reply: StreamedReply, head: boolean): () 
   }
   return () => {
     ended = true;
-    gone.abort();
   };
 }

@@ -136,6 +136,8 @@ export class Owner {
         fallbackToFreePort: true,
         leaseholder: true,
         token: lease.token,
+        root: checkout.root,
+        localPath: checkout.localPath,
         onUnexpectedExit: (why) => owner?.threadDied(why),
       });
     } catch (error) {

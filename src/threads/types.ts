@@ -55,6 +55,10 @@ export interface HttpWorkerData {
   leaseholder: boolean;
   /** The bearer token every protected request must carry (the lease's). */
   token: string;
+  /** Real path of the checkout's root. */
+  root: string;
+  /** The manifest's validated `local.path` (relative to the root, `/` separators): the gateway reads `<local>/executor.yaml`. */
+  localPath: string;
   /** The endpoint on which the main thread serves `HostControl`. */
   hostPort: MessagePort;
   /** The endpoint on which the HTTP thread serves `HttpControl`. */

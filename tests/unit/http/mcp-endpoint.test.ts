@@ -279,12 +279,17 @@ function testSink(): TestSink {
     text: '',
     ended: false,
     signal: gone.signal,
-    write(text) {
-      if (!sink.ended && !gone.signal.aborted) sink.text += text;
+    write(piece) {
+      if (!sink.ended && !gone.signal.aborted) sink.text += typeof piece === 'string' ? piece : Buffer.from(piece).toString('utf8');
+      return true;
     },
     end() {
       sink.ended = true;
     },
+    cut() {
+      sink.ended = true;
+    },
+    onWritable() {},
     leave: () => gone.abort(),
     messages: () =>
       sink.text

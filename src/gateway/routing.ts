@@ -1,0 +1,76 @@
+/**
+ * Which upstream a chat-completions request may go to. An explicit model is strict: one provider,
+ * never another model, and a clear refusal naming what is available. An omitted model follows the
+ * priority chain, without the providers whose key variable is unset. Cooling and queues are the
+ * gateway's live state, not decided here.
+ */
+import type { ChainEntry, GatewayConfig } from './config.js';
+import { resolveModel } from './config.js';
+
+export type RouteDecision =
+  | { ok: true; explicit: boolean; entries: readonly ChainEntry[] }
+  | { ok: false; code: 'model_not_found' | 'gateway_config'; message: string };
+
+/** Every model a configured provider serves, as `slug/model`, in the file's order. */
+export function availableModels(config: GatewayConfig): string[] {
+  const out: string[] = [];
+  for (const provider of config.providers.values()) {
+    if (!provider.configured) continue;
+    for (const model of provider.models ?? []) out.push(`${provider.slug}/${model}`);
+  }
+  return out;
+}
+
+/** Model ids for `GET /v1/models`: each `slug/model`, and each bare name once (the provider it resolves to). */
+export function listedModels(config: GatewayConfig): Array<{ id: string; owned_by: string }> {
+  const listed: Array<{ id: string; owned_by: string }> = [];
+  const bare = new Set<string>();
+  for (const provider of config.providers.values()) {
+    if (!provider.configured) continue;
+    for (const model of provider.models ?? []) {
+      if (!bare.has(model)) {
+        bare.add(model);
+        listed.push({ id: model, owned_by: provider.slug });
+      }
+      listed.push({ id: `${provider.slug}/${model}`, owned_by: provider.slug });
+    }
+  }
+  return listed;
+}
+
+function availableText(config: GatewayConfig): string {
+  const models = availableModels(config);
+  return models.length === 0 ? 'no model is available (no provider is configured)' : `available: ${models.join(', ')}`;
+}
+
+/** The entries to try for a request naming `model` (or none: the chain). */
+export function decideRoute(config: GatewayConfig, model: string | null): RouteDecision {
+  if (model !== null) {
+    const resolved = resolveModel(config.providers, model);
+    if (!resolved) {
+      return { ok: false, code: 'model_not_found', message: `the gateway serves no model ${JSON.stringify(model)}; ${availableText(config)}` };
+    }
+    const { provider } = resolved;
+    if (!provider.configured) {
+      return {
+        ok: false,
+        code: 'model_not_found',
+        message: `model ${JSON.stringify(model)} is served by provider ${provider.slug}, which is not configured: its key variable ${provider.apiKeyEnv} is not set in the server's environment; ${availableText(config)}`,
+      };
+    }
+    return { ok: true, explicit: true, entries: [{ provider: provider.slug, model: resolved.model, reasoningEffort: null }] };
+  }
+  if (config.chain.length === 0) {
+    return { ok: false, code: 'gateway_config', message: 'the request names no model and routing.priority_models is empty: name a model, or list the chain in the config' };
+  }
+  const entries = config.chain.filter((entry) => config.providers.get(entry.provider)?.configured === true);
+  if (entries.length === 0) {
+    const unset = [...new Set(config.chain.map((entry) => config.providers.get(entry.provider)?.apiKeyEnv ?? ''))].filter((name) => name !== '');
+    return {
+      ok: false,
+      code: 'gateway_config',
+      message: `the request names no model and no provider of routing.priority_models is configured (unset: ${unset.join(', ')})`,
+    };
+  }
+  return { ok: true, explicit: false, entries };
+}

@@ -1,0 +1,193 @@
+/**
+ * The gateway's request flow in process, against scripted providers on loopback (the HTTP thread
+ * only adds the uWS adapter, proven black-box): what it reports as usage and what the usage table
+ * sums per provider and per task; how a stream waits for a slow client (backpressure) and still
+ * forwards every byte; how the SSE usage scanner reads a usage chunk split across reads.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GatewayConfigFile } from '../../../src/gateway/config.js';
+import { Gateway } from '../../../src/gateway/gateway.js';
+import { createUsageTable, SseUsageScanner, type UsageRecord } from '../../../src/gateway/usage.js';
+import { isStreamed, type ReplySink, type RouteReply } from '../../../src/http/reply.js';
+import type { HttpRequest } from '../../../src/http/router.js';
+import { startModelApi, type ModelApi } from '../../helpers/model-api.js';
+import { waitFor } from '../../helpers/wait.js';
+
+const TOKEN = 'unit-token';
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function gatewayFor(yaml: string, report: (record: UsageRecord) => void): Promise<Gateway> {
+  const dir = await mkdtemp(join(tmpdir(), 'gateway-unit-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, 'executor.yaml'), yaml);
+  const gateway = new Gateway({ config: new GatewayConfigFile(join(dir, 'executor.yaml'), 'executor.yaml', {}), token: TOKEN, report });
+  cleanups.push(() => gateway.close());
+  return gateway;
+}
+
+async function modelApi(...args: Parameters<typeof startModelApi>): Promise<ModelApi> {
+  const api = await startModelApi(...args);
+  cleanups.push(() => api.stop());
+  return api;
+}
+
+function chatRequest(body: unknown, task = ''): HttpRequest {
+  return {
+    method: 'POST',
+    path: '/v1/chat/completions',
+    query: '',
+    host: '127.0.0.1',
+    origin: '',
+    authorization: `Bearer ${TOKEN}`,
+    contentType: 'application/json',
+    accept: '',
+    sessionId: '',
+    peerHint: '',
+    spawnDepth: '',
+    task,
+    body: Buffer.from(JSON.stringify(body)),
+    signal: new AbortController().signal,
+  };
+}
+
+interface RecordingSink extends ReplySink {
+  readonly pieces: Buffer[];
+  readonly ended: Promise<'end' | 'cut'>;
+  /** What `write` answers next (false: the client is not keeping up). */
+  accept: boolean;
+  /** The listener given to `onWritable`, until called. */
+  writable: (() => void) | null;
+}
+
+function recordingSink(): RecordingSink {
+  let done: (how: 'end' | 'cut') => void = () => undefined;
+  const sink: RecordingSink = {
+    pieces: [],
+    ended: new Promise((resolve) => (done = resolve)),
+    accept: true,
+    writable: null,
+    write(piece) {
+      sink.pieces.push(Buffer.from(piece));
+      return sink.accept;
+    },
+    end: () => done('end'),
+    cut: () => done('cut'),
+    onWritable(listener) {
+      sink.writable = listener;
+    },
+    signal: new AbortController().signal,
+  };
+  return sink;
+}
+
+/** Runs a reply to its end: a whole body as it is, a stream through a recording sink. */
+async function drain(reply: RouteReply): Promise<string> {
+  if (!isStreamed(reply)) return Buffer.from(reply.body).toString('utf8');
+  const sink = recordingSink();
+  reply.start(sink);
+  expect(await sink.ended).toBe('end');
+  return Buffer.concat(sink.pieces).toString('utf8');
+}
+
+describe('usage', () => {
+  it('reports each forwarded request with its tokens and failovers, summed per provider and per task', async () => {
+    const limited = await modelApi({ replies: [{ kind: 'error', status: 429, message: 'wait', headers: { 'Retry-After': '60' } }] });
+    const healthy = await modelApi({
+      replies: [
+        { kind: 'text', text: 'whole', usage: { inputTokens: 7, outputTokens: 3 } },
+        { kind: 'text', text: 'streamed', usage: { inputTokens: 11, outputTokens: 4 } },
+        { kind: 'text', text: 'untasked', usage: { inputTokens: 1, outputTokens: 1 } },
+      ],
+    });
+    const table = createUsageTable();
+    const records: UsageRecord[] = [];
+    const gateway = await gatewayFor(
+      `providers:\n  a: {base_url: ${limited.url}/v1, models: [ma]}\n  b: {base_url: ${healthy.url}/v1, models: [mb]}\nrouting: {priority_models: [{model: ma}, {model: mb}]}\n`,
+      (record) => {
+        records.push(record);
+        table.record(record);
+      },
+    );
+    expect(await drain(await gateway.handle(chatRequest({ messages: [] }, 'task-1')))).toContain('"content":"whole"');
+    expect(await drain(await gateway.handle(chatRequest({ messages: [], stream: true }, 'task-1')))).toMatch(/data: \[DONE\]\n\n$/);
+    await drain(await gateway.handle(chatRequest({ model: 'b/mb', messages: [] })));
+    await waitFor(() => records.length === 3, { what: 'three usage records' });
+    expect(records).toEqual([
+      { task: 'task-1', provider: 'b', model: 'mb', prompt_tokens: 7, completion_tokens: 3, failovers: 1, ok: true },
+      { task: 'task-1', provider: 'b', model: 'mb', prompt_tokens: 11, completion_tokens: 4, failovers: 1, ok: true },
+      { task: null, provider: 'b', model: 'mb', prompt_tokens: 1, completion_tokens: 1, failovers: 0, ok: true },
+    ]);
+    expect(table.snapshot()).toEqual({
+      providers: { b: { requests: 3, prompt_tokens: 19, completion_tokens: 8, failovers: 2 } },
+      tasks: { 'task-1': { requests: 2, prompt_tokens: 18, completion_tokens: 7, failovers: 2 } },
+    });
+    expect(limited.modelRequests).toHaveLength(1);
+  });
+
+  it('reports a request no provider answered as not ok, on the provider tried last', async () => {
+    const failing = await modelApi({ replies: [{ kind: 'error', status: 500, message: 'down' }] });
+    const records: UsageRecord[] = [];
+    const gateway = await gatewayFor(`providers:\n  a: {base_url: ${failing.url}/v1, models: [ma]}\n`, (record) => records.push(record));
+    const reply = await gateway.handle(chatRequest({ model: 'ma', messages: [] }, 'task-2'));
+    expect(reply.status).toBe(502);
+    expect(records).toEqual([{ task: 'task-2', provider: 'a', model: 'ma', prompt_tokens: 0, completion_tokens: 0, failovers: 1, ok: false }]);
+  });
+
+  it('finds the usage chunk of a stream however the reads cut it', () => {
+    const text = 'data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: {"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":34}}\r\n\r\ndata: [DONE]\n\n';
+    for (const size of [1, 7, 64, text.length]) {
+      const scanner = new SseUsageScanner();
+      for (let at = 0; at < text.length; at += size) scanner.feed(Buffer.from(text.slice(at, at + size)));
+      expect(scanner.usage).toEqual({ prompt_tokens: 12, completion_tokens: 34 });
+    }
+  });
+});
+
+describe('streams and slow clients', () => {
+  let upstream: Server | null = null;
+  afterEach(async () => {
+    const server = upstream;
+    upstream = null;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('stops reading the provider while the client is behind, then forwards every byte', async () => {
+    const pieces = ['data: {"n":1}\n\n', 'data: {"n":2}\n\n', 'data: {"n":3}\n\n', 'data: [DONE]\n\n'];
+    upstream = createServer((request, response) => {
+      request.resume();
+      request.on('end', async () => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const piece of pieces) {
+          response.write(piece);
+          await new Promise((resolve) => setTimeout(resolve, 15));
+        }
+        response.end();
+      });
+    });
+    await new Promise<void>((resolve) => upstream?.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    const gateway = await gatewayFor(`providers:\n  a: {base_url: ${url}/v1, models: [ma]}\n`, () => undefined);
+    const reply = await gateway.handle(chatRequest({ model: 'ma', messages: [], stream: true }));
+    if (!isStreamed(reply)) throw new Error(`expected a stream, got ${reply.status}`);
+    const sink = recordingSink();
+    sink.accept = false;
+    reply.start(sink);
+    // Behind after the first piece: nothing more is written until the client catches up.
+    expect(sink.pieces).toHaveLength(1);
+    expect(sink.writable).not.toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(sink.pieces).toHaveLength(1);
+    sink.accept = true;
+    sink.writable?.();
+    expect(await sink.ended).toBe('end');
+    expect(Buffer.concat(sink.pieces).toString('utf8')).toBe(pieces.join(''));
+  });
+});
