@@ -7,7 +7,6 @@ import { join, posix } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CONFIG_FILE_NAME, GatewayConfigFile } from '../src/gateway/config.js';
 import { CHAT_COMPLETIONS_PATH, Gateway, MODELS_PATH } from '../src/gateway/gateway.js';
-import { createUsageTable } from '../src/gateway/usage.js';
 import { CallDispatcher } from '../src/http/dispatcher.js';
 import { hostGuard } from '../src/http/guard.js';
 import { McpEndpoint } from '../src/http/mcp-endpoint.js';
@@ -66,12 +65,11 @@ const mcp = new McpEndpoint({
 });
 const sweep = setInterval(() => mcp.expireIdle(), Math.min(5_000, Math.max(50, data.idleSessionMs / 3)));
 
-// The model gateway's usage, summed here until the integrator routes it to the harness thread.
-const usage = createUsageTable();
+// The gateway's usage is summed where the tasks live (check_task, GET /api/v1/usage read it).
 const gateway = new Gateway({
   config: new GatewayConfigFile(join(data.root, data.localPath, CONFIG_FILE_NAME), posix.join(data.localPath, CONFIG_FILE_NAME)),
   token: data.token,
-  report: (record) => usage.record(record),
+  report: (record) => void harness?.recordUsage(record).catch(() => undefined),
 });
 
 let guard = hostGuard(data.host, data.port);

@@ -66,6 +66,8 @@ export interface ResultEvent {
   error?: string;
   /** Summed over this turn's requests, exactly as the server reported them. */
   usage: Usage;
+  /** Model requests answered this turn. */
+  requests: number;
 }
 
 export type ExecutorEvent = SessionEvent | MessageEvent | ToolCallEvent | ToolResultEvent | RouteEvent | CompactionEvent | ResultEvent;

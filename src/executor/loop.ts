@@ -73,6 +73,8 @@ class Turn {
   readonly #chat: NonNullable<TurnOptions['chat']>;
   readonly #toolSpecs: ToolSpec[];
   readonly #usage: Usage = { prompt_tokens: 0, completion_tokens: 0 };
+  /** Model requests answered this turn. */
+  #requests = 0;
   readonly #guard = new LoopGuard();
   readonly #readFiles: Set<string>;
 
@@ -98,7 +100,7 @@ class Turn {
     } catch (error) {
       if (end.status === 'completed' || end.status === 'waiting') end = new TurnEnd('error', { error: `the conversation could not be saved: ${(error as Error).message}` });
     }
-    const result: ResultEvent = { type: 'result', status: end.status, ...end.fields, usage: { ...this.#usage } };
+    const result: ResultEvent = { type: 'result', status: end.status, ...end.fields, usage: { ...this.#usage }, requests: this.#requests };
     this.#o.emit(result);
     return result;
   }
@@ -233,6 +235,7 @@ class Turn {
       try {
         const reply = await this.#chat(this.#o.endpoint, request, this.#o.signal);
         this.#noteRoute(reply.route);
+        this.#requests += 1;
         if (reply.usage !== null) {
           this.#usage.prompt_tokens += reply.usage.prompt_tokens;
           this.#usage.completion_tokens += reply.usage.completion_tokens;

@@ -1,70 +1,15 @@
 /**
- * What the gateway counts: one record per forwarded request, after it ended, and the table that
- * sums them per provider and per task. The table lives in the HTTP thread for now; the record is
- * plain data so it can cross a thread as it is.
+ * What the gateway counts: one record per forwarded request, after it ended (the record is plain
+ * data: it crosses to the harness thread, whose table — src/tasks/usage.ts — sums it per provider
+ * and per task), and the scanner that finds a stream's usage chunk as it passes.
  */
+import type { UsageRecord } from '../tasks/usage.js';
 
-/** One forwarded request, after its upstream answer ended (or failed). */
-export interface UsageRecord {
-  /** `X-Majordomus-Task` of the request (≤ 64 chars of [A-Za-z0-9-]), or null without one. */
-  task: string | null;
-  /** The provider that answered last (after failovers), by slug. */
-  provider: string;
-  /** The provider's model name. */
-  model: string;
-  prompt_tokens: number;
-  completion_tokens: number;
-  /** How many chain entries were given up on before this one. */
-  failovers: number;
-  /** Whether the upstream answered 2xx and its body arrived whole. */
-  ok: boolean;
-}
+export type { UsageRecord };
 
 /** Where the gateway reports each record. */
 export type UsageReport = (record: UsageRecord) => void;
 
-export interface UsageTotals {
-  requests: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  failovers: number;
-}
-
-export interface UsageSnapshot {
-  providers: Record<string, UsageTotals>;
-  tasks: Record<string, UsageTotals>;
-}
-
-export interface UsageTable {
-  record(record: UsageRecord): void;
-  /** A copy of the sums, per provider slug and per task id (requests without a task are in providers only). */
-  snapshot(): UsageSnapshot;
-}
-
-function add(into: Map<string, UsageTotals>, key: string, record: UsageRecord): void {
-  const totals = into.get(key) ?? { requests: 0, prompt_tokens: 0, completion_tokens: 0, failovers: 0 };
-  totals.requests += 1;
-  totals.prompt_tokens += record.prompt_tokens;
-  totals.completion_tokens += record.completion_tokens;
-  totals.failovers += record.failovers;
-  into.set(key, totals);
-}
-
-/** Sums in memory; the table forgets nothing until the server ends. */
-export function createUsageTable(): UsageTable {
-  const providers = new Map<string, UsageTotals>();
-  const tasks = new Map<string, UsageTotals>();
-  const copy = (from: Map<string, UsageTotals>): Record<string, UsageTotals> => Object.fromEntries([...from].map(([key, totals]) => [key, { ...totals }]));
-  return {
-    record(record) {
-      add(providers, record.provider, record);
-      if (record.task !== null) add(tasks, record.task, record);
-    },
-    snapshot: () => ({ providers: copy(providers), tasks: copy(tasks) }),
-  };
-}
-
-/** Tokens of an OpenAI `usage` object; zeros for what is missing or not a count. */
 export function tokensOf(usage: unknown): { prompt_tokens: number; completion_tokens: number } | null {
   if (typeof usage !== 'object' || usage === null) return null;
   const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0);

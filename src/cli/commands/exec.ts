@@ -109,7 +109,7 @@ export async function runExec(args: ParsedArgs): Promise<number> {
     controller.abort();
     // The turn stops its request or tool at once; this is for a tool that does not.
     setTimeout(() => {
-      emit({ type: 'result', status: 'cancelled', error: 'the turn was cancelled', usage: { prompt_tokens: 0, completion_tokens: 0 } });
+      emit({ type: 'result', status: 'cancelled', error: 'the turn was cancelled', usage: { prompt_tokens: 0, completion_tokens: 0 }, requests: 0 });
       process.exit(EXIT.ok);
     }, CANCEL_DEADLINE_MS).unref();
   };
@@ -124,7 +124,7 @@ export async function runExec(args: ParsedArgs): Promise<number> {
 }
 
 async function turn(options: ExecOptions, input: string, emit: EmitEvent, signal: AbortSignal): Promise<void> {
-  const fail = (error: string): void => emit({ type: 'result', status: 'error', error, usage: { prompt_tokens: 0, completion_tokens: 0 } });
+  const fail = (error: string): void => emit({ type: 'result', status: 'error', error, usage: { prompt_tokens: 0, completion_tokens: 0 }, requests: 0 });
   let prepared: Prepared;
   try {
     prepared = await prepare(options);
@@ -142,7 +142,7 @@ async function turn(options: ExecOptions, input: string, emit: EmitEvent, signal
   }
   emit({ type: 'session', id: conversation.id });
   if (signal.aborted) {
-    emit({ type: 'result', status: 'cancelled', error: 'the turn was cancelled', usage: { prompt_tokens: 0, completion_tokens: 0 } });
+    emit({ type: 'result', status: 'cancelled', error: 'the turn was cancelled', usage: { prompt_tokens: 0, completion_tokens: 0 }, requests: 0 });
     return;
   }
   await runTurn({

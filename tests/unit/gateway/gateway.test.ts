@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayConfigFile } from '../../../src/gateway/config.js';
 import { Gateway } from '../../../src/gateway/gateway.js';
-import { createUsageTable, SseUsageScanner, type UsageRecord } from '../../../src/gateway/usage.js';
+import { SseUsageScanner, type UsageRecord } from '../../../src/gateway/usage.js';
+import { UsageTable } from '../../../src/tasks/usage.js';
 import { isStreamed, type ReplySink, type RouteReply } from '../../../src/http/reply.js';
 import type { HttpRequest } from '../../../src/http/router.js';
 import { startModelApi, type ModelApi } from '../../helpers/model-api.js';
@@ -107,7 +108,7 @@ describe('usage', () => {
         { kind: 'text', text: 'untasked', usage: { inputTokens: 1, outputTokens: 1 } },
       ],
     });
-    const table = createUsageTable();
+    const table = new UsageTable();
     const records: UsageRecord[] = [];
     const gateway = await gatewayFor(
       `providers:\n  a: {base_url: ${limited.url}/v1, models: [ma]}\n  b: {base_url: ${healthy.url}/v1, models: [mb]}\nrouting: {priority_models: [{model: ma}, {model: mb}]}\n`,
@@ -125,9 +126,9 @@ describe('usage', () => {
       { task: 'task-1', provider: 'b', model: 'mb', prompt_tokens: 11, completion_tokens: 4, failovers: 1, ok: true },
       { task: null, provider: 'b', model: 'mb', prompt_tokens: 1, completion_tokens: 1, failovers: 0, ok: true },
     ]);
-    expect(table.snapshot()).toEqual({
-      providers: { b: { requests: 3, prompt_tokens: 19, completion_tokens: 8, failovers: 2 } },
-      tasks: { 'task-1': { requests: 2, prompt_tokens: 18, completion_tokens: 7, failovers: 2 } },
+    expect(table.snapshot()).toMatchObject({
+      providers: { b: { requests: 3, failed: 0, prompt_tokens: 19, completion_tokens: 8, failovers: 2 } },
+      tasks: { 'task-1': { requests: 2, failed: 0, prompt_tokens: 18, completion_tokens: 7, failovers: 2, by_provider: { b: { requests: 2 } } } },
     });
     expect(limited.modelRequests).toHaveLength(1);
   });
