@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Runs the benchmarks by name (`http`, `shared`, `micro`, `harness`; all of them when none is
+ * Runs the benchmarks by name (`http`, `shared`, `micro`, `harness`, `executor`; all of them when none is
  * named), one after another so they never load the machine together, and prints one combined
  * table at the end. `npm run bench -- shared` · `npx just bench harness`. Needs `npm run build` first.
  * Exit code: 0 when every bar holds, 1 when a bar misses, 2 for a usage error, 3 when a
@@ -15,6 +15,7 @@ const BENCHES = {
   shared: () => import('./shared.mjs'),
   micro: () => import('./micro.mjs'),
   harness: () => import('./harness.mjs'),
+  executor: () => import('./executor.mjs'),
 };
 
 async function main() {

@@ -87,13 +87,13 @@ describe('exec: a turn', () => {
       { type: 'session', id },
       { type: 'message', role: 'user', text: 'What does a.txt say?' },
       { type: 'tool_call', id: 'call_read', name: 'read_file', input: { path: 'a.txt' } },
-      { type: 'tool_result', id: 'call_read', name: 'read_file', ok: true, output: 'hello from a.txt\n' },
+      { type: 'tool_result', id: 'call_read', name: 'read_file', ok: true, output: '     1\thello from a.txt' },
       { type: 'message', role: 'assistant', text: 'a.txt greets us.' },
-      { type: 'result', status: 'completed', answer: 'a.txt greets us.', usage: { prompt_tokens: 270, completion_tokens: 17 } },
+      { type: 'result', status: 'completed', answer: 'a.txt greets us.', usage: { prompt_tokens: 270, completion_tokens: 17 }, requests: 2 },
     ]);
     expect(messagesOf(api, 1).slice(-2)).toEqual([
       { role: 'assistant', content: null, tool_calls: [{ id: 'call_read', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } }] },
-      { role: 'tool', tool_call_id: 'call_read', content: 'hello from a.txt\n' },
+      { role: 'tool', tool_call_id: 'call_read', content: '     1\thello from a.txt' },
     ]);
     const file = join(checkout.root, '.ai/local/state/executor', `${id}.json`);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
@@ -118,7 +118,7 @@ describe('exec: a turn', () => {
       ['system', expect.stringContaining('coding agent')],
       ['user', 'first task'],
       ['assistant', 'tool_call read_file {"path":"a.txt"}'],
-      ['tool', 'hello from a.txt\n'],
+      ['tool', '     1\thello from a.txt'],
       ['assistant', 'first answer'],
       ['user', 'second task'],
     ]);
@@ -133,7 +133,7 @@ describe('exec: a turn', () => {
       ],
     });
     const first = await exec(checkout.root, api, 'Edit the file.');
-    expect(resultOf(first)).toEqual({ type: 'result', status: 'waiting', question: 'Which file?', options: ['a.txt', 'b.txt'], usage: { prompt_tokens: 10, completion_tokens: 5 } });
+    expect(resultOf(first)).toEqual({ type: 'result', status: 'waiting', question: 'Which file?', options: ['a.txt', 'b.txt'], usage: { prompt_tokens: 10, completion_tokens: 5 }, requests: 1 });
     expect(api.inFlight).toBe(0); // a waiting turn holds no model connection
     const second = await exec(checkout.root, api, 'a.txt', ['--resume', sessionOf(first)]);
     expect(resultOf(second)).toMatchObject({ status: 'completed', answer: 'Using a.txt.' });
@@ -234,7 +234,7 @@ describe('exec: where it talks and keeps state', () => {
     const run = await runCli(['exec', '--json'], { cwd: checkout.root, input: 'hello' });
     expect(run.code).toBe(0);
     expect(events(run)).toEqual([
-      { type: 'result', status: 'error', error: 'no shared server runs in this checkout; start `majordomus mcp` there, or pass --base-url', usage: { prompt_tokens: 0, completion_tokens: 0 } },
+      { type: 'result', status: 'error', error: 'no shared server runs in this checkout; start `majordomus mcp` there, or pass --base-url', usage: { prompt_tokens: 0, completion_tokens: 0 }, requests: 0 },
     ]);
   });
 
@@ -302,7 +302,7 @@ describe('exec: usage is what the server reported', () => {
       ],
     });
     const run = await exec(checkout.root, api, 'do nothing');
-    expect(resultOf(run)).toEqual({ type: 'result', status: 'completed', answer: 'Nothing to do.', usage: { prompt_tokens: 110, completion_tokens: 4 } });
+    expect(resultOf(run)).toEqual({ type: 'result', status: 'completed', answer: 'Nothing to do.', usage: { prompt_tokens: 110, completion_tokens: 4 }, requests: 2 });
     await waitFor(() => api.modelRequests.length === 2, { what: 'the summary request' });
     expect((api.modelRequests[1]?.body as { tool_choice: string }).tool_choice).toBe('none');
   });

@@ -49,6 +49,11 @@ const VALID_INPUT: Record<string, Pick<RawRequestOptions, 'path' | 'body' | 'hea
   'harness.session_send': { body: JSON.stringify({ session: '00000000-0000-4000-8000-000000000000', prompt: 'go on' }), headers: { 'Content-Type': 'application/json' } },
   // No profile of the fixture is nominated: refused (422) before anything starts.
   'harness.spawn': { body: JSON.stringify({ profile: 'none', prompt: 'hello' }), headers: { 'Content-Type': 'application/json' } },
+  // Well-formed; refused (422): no such task, or no executor profile nominated.
+  'tasks.check_task': { query: 'task_id=00000000-0000-4000-8000-000000000000' },
+  'tasks.cancel_task': { body: JSON.stringify({ task_id: '00000000-0000-4000-8000-000000000000' }), headers: { 'Content-Type': 'application/json' } },
+  'tasks.reply_task': { body: JSON.stringify({ task_id: '00000000-0000-4000-8000-000000000000', message: 'yes' }), headers: { 'Content-Type': 'application/json' } },
+  'tasks.run_task': { body: JSON.stringify({ task: 'hello' }), headers: { 'Content-Type': 'application/json' } },
   // Well-formed; refused (422) because plain REST has no session: served, not missing.
   'peers.announce': { body: JSON.stringify({ intent: 'check the document', paths: ['docs'] }), headers: { 'Content-Type': 'application/json' } },
   'mcp.post': {

@@ -111,7 +111,7 @@ describe('a completed turn', () => {
       { type: 'tool_call', id: 'c1', name: 'echo', input: { path: 'a.txt' } },
       { type: 'tool_result', id: 'c1', name: 'echo', ok: true, output: '{"path":"a.txt"}' },
       { type: 'message', role: 'assistant', text: 'Done: a.txt says hi.' },
-      { type: 'result', status: 'completed', answer: 'Done: a.txt says hi.', usage: { prompt_tokens: 230, completion_tokens: 16 } },
+      { type: 'result', status: 'completed', answer: 'Done: a.txt says hi.', usage: { prompt_tokens: 230, completion_tokens: 16 }, requests: 2 },
     ]);
     expect(h.requests[1]?.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'c1', content: '{"path":"a.txt"}' });
     const saved = await h.store.load(h.conversation.id);
@@ -168,7 +168,7 @@ describe('an empty answer', () => {
     expect(h.requests[1]?.toolChoice).toBe('none');
     expect(h.requests[1]?.tools.length).toBe(2);
     expect(h.requests[1]?.messages.at(-1)).toEqual({ role: 'user', content: FORCED_SUMMARY_PROMPT });
-    expect(h.result).toEqual({ type: 'result', status: 'completed', answer: 'I changed nothing.', usage: { prompt_tokens: 22, completion_tokens: 4 } });
+    expect(h.result).toEqual({ type: 'result', status: 'completed', answer: 'I changed nothing.', usage: { prompt_tokens: 22, completion_tokens: 4 }, requests: 2 });
     expect(h.conversation.messages.slice(-2)).toEqual([
       { role: 'user', content: FORCED_SUMMARY_PROMPT },
       { role: 'assistant', content: 'I changed nothing.' },
@@ -188,7 +188,7 @@ describe('ask', () => {
     const question = call('ask', { question: 'Which branch?', options: ['main', 'dev'] }, 'ask1');
     const after = call('echo', { n: 1 }, 'e1');
     const first = await turn([{ toolCalls: [question, after] }]);
-    expect(first.result).toEqual({ type: 'result', status: 'waiting', question: 'Which branch?', options: ['main', 'dev'], usage: { prompt_tokens: 0, completion_tokens: 0 } });
+    expect(first.result).toEqual({ type: 'result', status: 'waiting', question: 'Which branch?', options: ['main', 'dev'], usage: { prompt_tokens: 0, completion_tokens: 0 }, requests: 1 });
     expect(first.events.find((e) => e.type === 'tool_result' && e.id === 'e1')).toMatchObject({ ok: false, output: '[not run: the turn ended (waiting)]' });
     const saved = await first.store.load(first.conversation.id);
     expect(saved.pendingAsk).toEqual({ callId: 'ask1', question: 'Which branch?', options: ['main', 'dev'] });
