@@ -207,6 +207,7 @@ export async function main() {
       stdio: { quiet, loaded },
       rows,
     });
+    console.log(table(['bench', 'measure / bar', 'value', 'verdict'], rows));
     console.log(`wrote ${file}`);
     return { summaryRows: rows };
   } finally {
