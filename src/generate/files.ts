@@ -31,7 +31,7 @@ function capabilitySection(entry: CapabilityEntry): string {
     '',
     entry.description,
     '',
-    `- kind: ${entry.kind} (reads ${entry.reads}); stability: ${entry.stability}`,
+    `- kind: ${entry.kind} (reads ${entry.reads}${entry.volatile === true ? '; volatile: its answer is never cached' : ''}); stability: ${entry.stability}`,
     `- surfaces: ${surfaces.length > 0 ? surfaces.join(' · ') : 'none'}`,
     `- annotations: ${Object.entries(entry.annotations)
       .map(([k, v]) => `${k}=${String(v)}`)

@@ -1,6 +1,7 @@
 /**
  * Answers of pure queries, remembered by the HTTP thread. A query that reads only the registry or
- * the layer is a pure function of the snapshot, and the snapshot never changes while the server
+ * the layer (and is not `volatile`: the git guard's status reads the hooks directory) is a pure
+ * function of the snapshot, and the snapshot never changes while the server
  * lives (restart-based rediscovery, ADR 2/3); so the answer the pool computed for an input is the
  * answer for that input until the process ends. Each distinct call runs in the pool once:
  * identical calls arriving while it runs wait for the same answer.

@@ -81,8 +81,9 @@ export class CallDispatcher {
     const entry = this.#catalog.byId(capabilityId);
     if (entry?.reads === 'peers') return this.#onMainThread(capabilityId, input, caller, call);
     if (entry?.reads === 'harness') return this.#inHarness(capabilityId, input, caller, call ?? {});
-    // A query over the frozen snapshot answers the same for the same input while the server lives.
-    if (this.#answers && entry?.kind === 'query') return this.#answers.answer(capabilityId, input, () => this.#inPool(capabilityId, input, null));
+    // A query over the frozen snapshot answers the same for the same input while the server lives
+    // (unless it reads more than the snapshot).
+    if (this.#answers && entry?.kind === 'query' && entry.volatile !== true) return this.#answers.answer(capabilityId, input, () => this.#inPool(capabilityId, input, null));
     return this.#inPool(capabilityId, input, caller);
   }
 

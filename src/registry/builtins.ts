@@ -1,12 +1,14 @@
 /**
  * The builtin capabilities. The projections (MCP, HTTP, CLI, docs) learn about them through the
  * registry alone; the harness's are declared beside the session table they drive
- * (src/harness/capabilities.ts) and joined here.
+ * (src/harness/capabilities.ts), the git guard's beside its hooks (src/guard/capabilities.ts),
+ * and joined here.
  */
 import { z } from 'zod';
 import { CapabilityError } from '../errors.js';
 import { DiagnosticSchema, LayerObjectSchema, ObjectKindSchema } from '../layer/schemas.js';
 import { LIMITS, OverlapSchema, PeerSchema } from '../peers/schema.js';
+import { GUARD_CAPABILITIES } from '../guard/capabilities.js';
 import { HARNESS_CAPABILITIES } from '../harness/capabilities.js';
 import { TASK_CAPABILITIES } from '../tasks/capabilities.js';
 import { VERSION } from '../version.js';
@@ -51,6 +53,7 @@ const capabilityEntry = z.object({
   }),
   access: z.enum(['open', 'token']),
   guidance: z.string().optional(),
+  volatile: z.literal(true).optional(),
   input_schema: jsonSchema,
   output_schema: jsonSchema,
 });
@@ -293,4 +296,5 @@ export const BUILTIN_CAPABILITIES: readonly CapabilityDescriptor[] = Object.free
   healthReady,
   ...HARNESS_CAPABILITIES,
   ...TASK_CAPABILITIES,
+  ...GUARD_CAPABILITIES,
 ]);

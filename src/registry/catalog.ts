@@ -21,6 +21,8 @@ export interface CapabilityEntry {
   access: Access;
   /** The capability's line of the `initialize` instructions (`{tool}`: its tool name). */
   guidance?: string;
+  /** Its answer depends on more than the snapshot: never cached (see `CapabilityDescriptor.volatile`). */
+  volatile?: true;
   input_schema: JsonSchema;
   output_schema: JsonSchema;
 }
@@ -48,6 +50,7 @@ export function catalogEntry(d: CapabilityDescriptor): CapabilityEntry {
     annotations: annotationsFor(d.kind, d.effects),
     access: accessFor(d.kind, d.reads),
     ...(d.guidance === undefined ? {} : { guidance: d.guidance }),
+    ...(d.volatile === true ? { volatile: true as const } : {}),
     input_schema: jsonSchemaOf(d.input, 'input'),
     output_schema: jsonSchemaOf(d.output, 'output'),
   };

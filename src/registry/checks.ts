@@ -62,6 +62,8 @@ export function registryViolations(descriptors: readonly CapabilityDescriptor[])
       violations.push(`${d.id}: guidance is for the instructions, which name tools, but it has no MCP tool`);
     }
 
+    if (d.volatile === true && d.kind !== 'query') violations.push(`${d.id}: only a query's answer can be remembered, so only a query is volatile`);
+
     const executable = d.kind === 'query' || d.kind === 'command';
     if (executable && !d.handler) violations.push(`${d.id}: a ${d.kind} needs a handler`);
     if (d.kind === 'resource' && d.handler) violations.push(`${d.id}: a resource has no handler`);

@@ -12,8 +12,9 @@ import type { CallContext } from '../threads/types.js';
 
 /**
  * `query` is executed and read-only; `resource` is read and has no handler; `command` is executed
- * and changes this process's memory only — never the repository. The kind alone decides the HTTP
- * method and the MCP annotations.
+ * and changes something: the server's state, the processes it runs (an agent session), or — the
+ * git guard's install and uninstall — the repository's git hooks. No command writes the layer's
+ * files. The kind alone decides the HTTP method and the MCP annotations.
  */
 export const CAPABILITY_KINDS = ['query', 'resource', 'command'] as const;
 export type CapabilityKind = (typeof CAPABILITY_KINDS)[number];
@@ -71,6 +72,11 @@ export interface CapabilityDescriptor<
    * the checkout (an agent that talks to its model's API).
    */
   effects?: { destructive?: boolean; openWorld?: boolean };
+  /**
+   * A query whose answer depends on more than the snapshot (the git guard's status reads the hooks
+   * directory at each call): no projection may remember its answer for a later call.
+   */
+  volatile?: boolean;
   /**
    * `call` is what the caller lends this one call: progress to report (`onProgress`) and a signal
    * that aborts when the caller cancels. Always given (empty when the caller lends nothing).

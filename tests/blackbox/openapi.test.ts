@@ -54,6 +54,9 @@ const VALID_INPUT: Record<string, Pick<RawRequestOptions, 'path' | 'body' | 'hea
   'tasks.cancel_task': { body: JSON.stringify({ task_id: '00000000-0000-4000-8000-000000000000' }), headers: { 'Content-Type': 'application/json' } },
   'tasks.reply_task': { body: JSON.stringify({ task_id: '00000000-0000-4000-8000-000000000000', message: 'yes' }), headers: { 'Content-Type': 'application/json' } },
   'tasks.run_task': { body: JSON.stringify({ task: 'hello' }), headers: { 'Content-Type': 'application/json' } },
+  // Installs a hook in the fixture's own temporary repository; uninstall removes it again.
+  'guard.install': { body: JSON.stringify({ mode: 'warn', hooks: ['pre-push'] }), headers: { 'Content-Type': 'application/json' } },
+  'guard.uninstall': { body: JSON.stringify({}), headers: { 'Content-Type': 'application/json' } },
   // Well-formed; refused (422) because plain REST has no session: served, not missing.
   'peers.announce': { body: JSON.stringify({ intent: 'check the document', paths: ['docs'] }), headers: { 'Content-Type': 'application/json' } },
   'mcp.post': {

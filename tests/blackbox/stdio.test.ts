@@ -103,7 +103,17 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
     const { client } = await connect();
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(BUILTIN_TOOLS);
-    const commands = ['majordomus_announce', 'majordomus_spawn', 'majordomus_session_send', 'majordomus_session_kill', 'run_task', 'reply_task', 'cancel_task'];
+    const commands = [
+      'majordomus_announce',
+      'majordomus_spawn',
+      'majordomus_session_send',
+      'majordomus_session_kill',
+      'run_task',
+      'reply_task',
+      'cancel_task',
+      'majordomus_guard_install',
+      'majordomus_guard_uninstall',
+    ];
     for (const tool of tools) {
       const isCommand = commands.includes(tool.name);
       expect(tool.annotations, tool.name).toMatchObject({

@@ -3,6 +3,9 @@
 export const BUILTIN_CAPABILITY_IDS = [
   'capabilities.describe',
   'capabilities.list',
+  'guard.install',
+  'guard.status',
+  'guard.uninstall',
   'harness.list_profiles',
   'harness.session_kill',
   'harness.session_list',
@@ -33,6 +36,9 @@ export const BUILTIN_TOOLS = [
   'majordomus_capabilities',
   'majordomus_capability',
   'majordomus_get',
+  'majordomus_guard_install',
+  'majordomus_guard_status',
+  'majordomus_guard_uninstall',
   'majordomus_info',
   'majordomus_list',
   'majordomus_list_profiles',
@@ -51,6 +57,8 @@ export const BUILTIN_TOOLS = [
 
 /** The commands among them (POST routes, not read-only). */
 export const BUILTIN_COMMAND_IDS = [
+  'guard.install',
+  'guard.uninstall',
   'harness.session_kill',
   'harness.session_send',
   'harness.spawn',

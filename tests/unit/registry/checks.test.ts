@@ -5,7 +5,7 @@
  *   without a handler and a resource with one; a command bound to GET and a query bound to POST;
  * - an input string without a maximum length or an input array without a maximum size, at any
  *   depth (enums and constants are bounded by their values); guidance on a capability without an
- *   MCP tool;
+ *   MCP tool; `volatile` on anything but a query;
  * - every violation listed at once, every party named;
  * - the builtins build.
  */
@@ -139,6 +139,12 @@ describe('registry checks', () => {
   it('refuses a resource with a handler', () => {
     const message = refusal([resource('a.one', { handler: () => ({ ok: true }) })]);
     expect(message).toContain('a.one: a resource has no handler');
+  });
+
+  it('refuses volatile on anything but a query', () => {
+    const command = capability('a.command', { kind: 'command', volatile: true, exposure: { http: { method: 'POST', path: '/api/v1/a/command' } } });
+    expect(refusal([command])).toContain('a.command: only a query\'s answer can be remembered, so only a query is volatile');
+    expect(() => buildRegistry([capability('a.query', { volatile: true })])).not.toThrow();
   });
 
   it('refuses a command bound to GET', () => {
