@@ -29,6 +29,7 @@ const OPTIONS = {
   'context-tokens': { type: 'string' },
   'base-url': { type: 'string' },
   'api-key-env': { type: 'string' },
+  hooks: { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -41,6 +42,7 @@ export const COMMANDS = {
   capabilities: ['format', 'side', 'kind'],
   generate: ['check'],
   exec: ['json', 'resume', 'model', 'mode', 'max-turns', 'context-tokens', 'base-url', 'api-key-env'],
+  guard: ['mode', 'hooks', 'format'],
 } as const satisfies Record<string, readonly OptionName[]>;
 
 export type CommandName = keyof typeof COMMANDS;

@@ -22,6 +22,7 @@ Commands:
   capabilities   list, describe, show the schemas of, or validate the capability registry
   generate       write (or --check) docs/generated/*
   exec           run the built-in coding agent on the task given on stdin (JSON-line events)
+  guard          install, remove or report the git guard (hooks that respect other agents' claims)
 
 ${GLOBAL}
 
@@ -86,4 +87,23 @@ the turn ended) and 2 for a bad command line. Runs in the checkout of its workin
 
 Environment: MAJORDOMUS_EXECUTOR_STATE (where conversations are kept; default
 <local>/state/executor/), MAJORDOMUS_TASK_ID (sent as X-Majordomus-Task).`,
+  guard: `Usage: majordomus guard install [--mode refuse|warn] [--hooks pre-commit,pre-push] [--format text|json]
+       majordomus guard uninstall [--format text|json]
+       majordomus guard status [--format text|json]
+       majordomus guard run pre-commit|pre-push [-- HOOK ARGUMENTS]
+
+The git guard (docs/GUARD.md): pre-commit and pre-push hooks that refuse a commit or push touching a
+path another live agent of this checkout claimed exclusively, naming it and its intent. A hook of
+your own is moved to <name>.user and still runs first; uninstall puts it back. With no shared
+server running, the hooks pass silently.
+
+  --mode refuse|warn   what the hooks do on a conflict (default refuse)
+  --hooks LIST         pre-commit, pre-push, or both separated by a comma (default both)
+  --format text|json   output of install, uninstall and status (default text)
+
+run is what the hooks call; it prints to stderr only and exits 1 when it refuses.
+Environment, for one command: MAJORDOMUS_GUARD=warn (warn only) or off (skip the check);
+MAJORDOMUS_PEER=p3 (you are peer p3: your own claims never stop you).
+
+${GLOBAL}`,
 };

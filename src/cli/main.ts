@@ -33,6 +33,8 @@ async function run(args: ParsedArgs): Promise<number> {
       return (await import('./commands/generate.js')).runGenerate(args);
     case 'exec':
       return (await import('./commands/exec.js')).runExec(args);
+    case 'guard':
+      return (await import('./commands/guard.js')).runGuardCommand(args);
   }
 }
 

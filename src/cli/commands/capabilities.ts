@@ -30,7 +30,7 @@ async function contextFor(
 }
 
 /** Runs the capability bound to a CLI path; a refusal becomes the matching local error. */
-async function runCliPath(registry: Registry, path: string, input: unknown, args: ParsedArgs): Promise<unknown> {
+export async function runCliPath(registry: Registry, path: string, input: unknown, args: ParsedArgs): Promise<unknown> {
   const descriptor = registry.descriptors.find((d) => d.exposure.cli?.path === path);
   if (!descriptor) throw new MajordomusError('MAJ_INTERNAL', `no capability has the CLI path "${path}"`);
   try {
