@@ -126,7 +126,7 @@ describe('Coordination', () => {
     first.coordination.send(a, { to: [b], body: 'one' });
     first.coordination.send(a, { to: [b], body: 'two' });
     first.coordination.ack(b, ['m1']);
-    await first.coordination.close();
+    first.coordination.close();
 
     for (const name of ['claims.jsonl', 'messages.jsonl']) {
       const lines = (await readFile(join(dir, name), 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
@@ -139,7 +139,7 @@ describe('Coordination', () => {
     expect(successor.coordination.inbox(b, { unread: false, limit: 10 })).toMatchObject({ unread: 1, messages: [{ id: 'm1', acknowledged: true }, { id: 'm2', acknowledged: false }] });
     expect(successor.board.join(client('a'), 'stdio', a)).toBe(a);
     expect(successor.coordination.claims().map((c) => [c.id, c.live])).toEqual([['c1', true]]);
-    await successor.coordination.close();
+    successor.coordination.close();
 
     const fresh = await open(dir, 'e2');
     const p1 = fresh.board.join(client('x'), 'stdio');
