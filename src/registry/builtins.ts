@@ -11,6 +11,7 @@ import { LIMITS, OverlapSchema, PeerSchema } from '../peers/schema.js';
 import { GUARD_CAPABILITIES } from '../guard/capabilities.js';
 import { HARNESS_CAPABILITIES } from '../harness/capabilities.js';
 import { TASK_CAPABILITIES } from '../tasks/capabilities.js';
+import { COORDINATION_CAPABILITIES } from '../coordination/capabilities.js';
 import { VERSION } from '../version.js';
 import { CAPABILITY_KINDS, CAPABILITY_READS, defineCapability, type CapabilityDescriptor } from './descriptor.js';
 
@@ -54,6 +55,7 @@ const capabilityEntry = z.object({
   access: z.enum(['open', 'token']),
   guidance: z.string().optional(),
   volatile: z.literal(true).optional(),
+  refusals: z.array(z.string()).readonly().optional(),
   input_schema: jsonSchema,
   output_schema: jsonSchema,
 });
@@ -244,7 +246,7 @@ export const peersAnnounce = defineCapability({
   exposure: { mcp: { tool: 'majordomus_announce' }, http: { method: 'POST', path: '/api/v1/peers/announce' } },
   stability: 'stable',
   reads: 'peers',
-  guidance: 'Before you change files, announce your intent and the paths you will touch with {tool} {intent, paths}; it answers with the peers whose paths overlap.',
+  guidance: 'Say what you are working on with {tool} {intent}: every peer sees it in the peer list and in its instructions.',
   handler: ({ intent, paths }, { peers, caller }) => {
     if (caller === null) {
       throw new CapabilityError('refused', 'announcing needs an MCP session: only a peer can announce');
@@ -297,4 +299,5 @@ export const BUILTIN_CAPABILITIES: readonly CapabilityDescriptor[] = Object.free
   ...HARNESS_CAPABILITIES,
   ...TASK_CAPABILITIES,
   ...GUARD_CAPABILITIES,
+  ...COORDINATION_CAPABILITIES,
 ]);

@@ -4,6 +4,7 @@
  * and the generated docs are written from. JSON Schemas come from the zod schemas, never by hand.
  */
 import { z } from 'zod';
+import type { WireErrorCode } from '../errors.js';
 import { accessFor, annotationsFor, type Access, type CapabilityDescriptor, type ToolAnnotations } from './descriptor.js';
 
 export type JsonSchema = Record<string, unknown>;
@@ -23,6 +24,8 @@ export interface CapabilityEntry {
   guidance?: string;
   /** Its answer depends on more than the snapshot: never cached (see `CapabilityDescriptor.volatile`). */
   volatile?: true;
+  /** Wire errors it may answer beyond those every capability of its kind may (OpenAPI lists them). */
+  refusals?: readonly WireErrorCode[];
   input_schema: JsonSchema;
   output_schema: JsonSchema;
 }
@@ -51,6 +54,7 @@ export function catalogEntry(d: CapabilityDescriptor): CapabilityEntry {
     access: accessFor(d.kind, d.reads),
     ...(d.guidance === undefined ? {} : { guidance: d.guidance }),
     ...(d.volatile === true ? { volatile: true as const } : {}),
+    ...(d.refusals === undefined ? {} : { refusals: d.refusals }),
     input_schema: jsonSchemaOf(d.input, 'input'),
     output_schema: jsonSchemaOf(d.output, 'output'),
   };

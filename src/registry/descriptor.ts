@@ -3,8 +3,10 @@
  * `builtins.ts`) and every surface — MCP, HTTP, OpenAPI, CLI, generated docs — is derived from it.
  */
 import type { z } from 'zod';
+import type { WireErrorCode } from '../errors.js';
 import type { CapabilityCatalog } from './catalog.js';
 import type { LayerView } from '../layer/view.js';
+import type { CoordinationAccess } from '../coordination/coordination.js';
 import type { PeerAccess } from '../peers/board.js';
 import type { HarnessAccess } from '../harness/table.js';
 import type { TaskAccess } from '../tasks/board.js';
@@ -40,7 +42,7 @@ export interface Exposure {
 export interface ContextByReads {
   registry: { catalog: CapabilityCatalog };
   layer: { catalog: CapabilityCatalog; layer: LayerView };
-  peers: { peers: PeerAccess; caller: string | null };
+  peers: { peers: PeerAccess; coordination: CoordinationAccess; caller: string | null };
   harness: { harness: HarnessAccess; tasks: TaskAccess; caller: string | null };
 }
 
@@ -72,6 +74,8 @@ export interface CapabilityDescriptor<
    * the checkout (an agent that talks to its model's API).
    */
   effects?: { destructive?: boolean; openWorld?: boolean };
+  /** Wire errors this capability may answer beyond the ones every capability of its kind may. */
+  refusals?: readonly WireErrorCode[];
   /**
    * A query whose answer depends on more than the snapshot (the git guard's status reads the hooks
    * directory at each call): no projection may remember its answer for a later call.
