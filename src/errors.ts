@@ -60,6 +60,7 @@ export const WIRE_ERRORS = {
   method_not_allowed: { status: 405, summary: 'The route exists but not for this method.' },
   not_acceptable: { status: 406, summary: 'GET /mcp was sent without Accept: text/event-stream (it only opens an event stream).' },
   lease_lost: { status: 409, summary: 'This server no longer holds the lease and takes no new sessions.' },
+  conflict: { status: 409, summary: 'The claim overlaps another live peer\'s claim and one of them is exclusive; the message names the peer, its intent and the paths (pass proceed: true to claim anyway).' },
   too_large: { status: 413, summary: 'The body is larger than 1 MiB.' },
   unsupported_media_type: { status: 415, summary: 'A body was sent with a Content-Type other than application/json.' },
   refused: { status: 422, summary: 'The input is well-formed but the capability refuses it.' },

@@ -11,6 +11,7 @@
  * sends what belongs to no request; a second GET replaces the first.
  */
 import { randomUUID } from 'node:crypto';
+import { parsePids } from '../coordination/processes.js';
 import { errorMessage } from '../errors.js';
 import { decodeUtf8, JsonInputError, parseJsonInput } from '../json-input.js';
 import { frameText } from '../mcp/frame.js';
@@ -27,6 +28,9 @@ export const SESSION_HEADER = 'Mcp-Session-Id';
 export const PEER_HEADER = 'Mcp-Peer-Id';
 /** On initialize from a bridge: the delegation depth of its client (`MAJORDOMUS_SPAWN_DEPTH`). */
 export const SPAWN_DEPTH_HEADER = 'Mcp-Spawn-Depth';
+/** A bridge's client's process chain (`123,456`, the agent first): how the git guard tells peers apart. */
+export const CLIENT_PIDS_HEADER = 'Mcp-Client-Pids';
+const MAX_CLIENT_PIDS = 16;
 
 /** A depth header's value, or undefined when absent or not a small whole number. */
 function spawnDepthOf(header: string): number | undefined {
@@ -100,7 +104,7 @@ export class McpEndpoint {
   }
 
   /** `eventStream`: the client accepts `text/event-stream` (its `Accept` lists it). */
-  async post(body: Uint8Array, sessionId: string, peerHint = '', eventStream = false, spawnDepth = ''): Promise<RouteReply> {
+  async post(body: Uint8Array, sessionId: string, peerHint = '', eventStream = false, spawnDepth = '', clientPids = ''): Promise<RouteReply> {
     let message: unknown;
     try {
       message = parseJsonInput(decodeUtf8(body));
@@ -128,6 +132,7 @@ export class McpEndpoint {
       const session = new McpSession(this.#options.backend, {
         ...(peerHint === '' ? {} : { preferredPeerId: peerHint }),
         ...(depth === undefined ? {} : { spawnDepth: depth }),
+        clientPids: parsePids(clientPids, MAX_CLIENT_PIDS),
       });
       open = { session, lastSeen: this.#now(), active: 0, stream: null };
     } else {

@@ -33,6 +33,8 @@ export interface HttpRequest {
   peerHint: string;
   /** `Mcp-Spawn-Depth` on initialize: a bridge's client's delegation depth. */
   spawnDepth: string;
+  /** `Mcp-Client-Pids` on initialize: the process chain of a bridge's client. */
+  clientPids: string;
   /** `X-Majordomus-Task`: the task a gateway request counts its usage against, or ''. */
   task: string;
   body: Uint8Array;
@@ -164,7 +166,7 @@ export function createRouter(services: RouterServices): Router {
       if (!isJsonMediaType(request.contentType)) {
         return errorReply('unsupported_media_type', `POST /mcp takes application/json, not ${JSON.stringify(request.contentType || 'no Content-Type')}`);
       }
-      return services.mcp.post(request.body, request.sessionId, request.peerHint, acceptsEventStream(request.accept), request.spawnDepth);
+      return services.mcp.post(request.body, request.sessionId, request.peerHint, acceptsEventStream(request.accept), request.spawnDepth, request.clientPids);
     }
     const methods = routes.get(path);
     if (methods) {

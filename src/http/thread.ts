@@ -61,8 +61,8 @@ export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstruct
         ...(scope.listening ? { onProgress: (message: string) => scope.emit(PROGRESS_STREAM, message) } : {}),
         signal: scope.signal,
       }),
-    join: async (client, preferred) => {
-      const joined = runtime.joinWithInstructions(client, 'http', preferred ?? undefined);
+    join: async (client, preferred, pids) => {
+      const joined = runtime.joinWithInstructions(client, 'http', preferred ?? undefined, pids);
       return { ...joined, peers: runtime.board?.size ?? 0 };
     },
     leave: async (peerId) => {

@@ -146,6 +146,7 @@ function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, handle: UwsServerOpt
     sessionId: req.getHeader('mcp-session-id'),
     peerHint: req.getHeader('mcp-peer-id'),
     spawnDepth: req.getHeader('mcp-spawn-depth'),
+    clientPids: req.getHeader('mcp-client-pids'),
     task: req.getHeader('x-majordomus-task'),
     body: EMPTY,
     signal: gone.signal,

@@ -3,6 +3,7 @@
  * served alone. Every call runs here, directly; nothing crosses a thread.
  */
 import type { Runtime } from '../runtime/runtime.js';
+import { ancestry } from '../coordination/processes.js';
 import { toolTable } from './projection.js';
 import { McpSession, type McpBackend } from './session.js';
 
@@ -13,13 +14,17 @@ export function localBackend(runtime: Runtime, transport: 'stdio' | 'http'): Mcp
     invoke: (capabilityId, args, caller, call) => runtime.outcome(capabilityId, args, caller, call),
     objects: () => runtime.layer.index.objects,
     object: (uri) => runtime.layer.get(uri),
-    join: async (client, preferred) => runtime.joinWithInstructions(client, transport, preferred ?? undefined),
+    join: async (client, preferred, pids) => runtime.joinWithInstructions(client, transport, preferred ?? undefined, pids),
     leave: (peerId) => runtime.leave(peerId),
     instructions: async (peerId) => runtime.instructions(peerId),
   };
 }
 
-/** A stdio session of this thread's runtime; `preferredPeerId` keeps a client's id after a takeover. */
+/**
+ * A stdio session of this thread's runtime; `preferredPeerId` keeps a client's id after a
+ * takeover. Its client is the agent that started this process.
+ */
 export function localSession(runtime: Runtime, preferredPeerId: string | null): McpSession {
-  return new McpSession(localBackend(runtime, 'stdio'), preferredPeerId ? { preferredPeerId } : {});
+  const clientPids = ancestry(process.ppid);
+  return new McpSession(localBackend(runtime, 'stdio'), preferredPeerId ? { preferredPeerId, clientPids } : { clientPids });
 }

@@ -37,7 +37,7 @@ export interface McpBackend {
   objects(): readonly LayerObject[];
   object(uri: string): LayerObject | undefined;
   /** Adds the peer; answers its id and its `initialize` instructions (one trip where that costs one). */
-  join(client: PeerClient, preferredPeerId: string | null): Promise<{ peerId: string; instructions: string }>;
+  join(client: PeerClient, preferredPeerId: string | null, clientPids: readonly number[]): Promise<{ peerId: string; instructions: string }>;
   leave(peerId: string): void;
   instructions(peerId: string): Promise<string>;
 }
@@ -111,6 +111,7 @@ export class McpSession {
   #closed = false;
   readonly #preferredPeerId: string | undefined;
   readonly #spawnDepth: number | undefined;
+  readonly #clientPids: readonly number[];
   /** Tool calls under way, by request id: what cancels each. */
   readonly #inFlight = new Map<JsonRpcId, AbortController>();
   #stream: NotificationSink | null = null;
@@ -120,9 +121,12 @@ export class McpSession {
   /**
    * `preferredPeerId`: the identity this client had on a server that is gone (see PeerBoard.join).
    * `spawnDepth`: the client's delegation depth as its bridge reported it (absent: the server's).
+   * `clientPids`: the process chain of the agent behind the client, nearest first (the git guard
+   * tells peers apart by it).
    */
-  constructor(backend: McpBackend, options: { preferredPeerId?: string; spawnDepth?: number } = {}) {
+  constructor(backend: McpBackend, options: { preferredPeerId?: string; spawnDepth?: number; clientPids?: readonly number[] } = {}) {
     this.#spawnDepth = options.spawnDepth;
+    this.#clientPids = options.clientPids ?? [];
     this.#backend = backend;
     this.#preferredPeerId = options.preferredPeerId;
   }
@@ -283,7 +287,7 @@ export class McpSession {
     this.#protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
     let instructions: string;
     if (this.#peerId === null) {
-      const joined = await this.#backend.join(client, this.#preferredPeerId ?? null);
+      const joined = await this.#backend.join(client, this.#preferredPeerId ?? null, this.#clientPids);
       this.#peerId = joined.peerId;
       instructions = joined.instructions;
     } else {

@@ -21,12 +21,16 @@ const SavedBoardSchema = z.object({
   /** The highest peer number issued. */
   peers_issued: z.number().int().min(0),
   peers: z.array(z.object({ id: z.string().regex(/^p[1-9]\d{0,8}$/), announcement: AnnouncementSchema })).max(100_000),
+  /** The server lineage the claims and messages journals are keyed by (absent in older files). */
+  epoch: z.string().regex(/^[0-9a-f]{1,64}$/).optional(),
 });
 
 /** What a successor takes from a saved board. */
 export interface SavedBoard {
   issued: number;
   announcements: Map<string, Announcement>;
+  /** The lineage to carry on; null when nothing was taken over. */
+  epoch: string | null;
 }
 
 /** What the owner saves. */
@@ -35,7 +39,7 @@ export interface BoardState {
   announcements: ReadonlyArray<{ id: string; announcement: Announcement }>;
 }
 
-const NOTHING_SAVED = (): SavedBoard => ({ issued: 0, announcements: new Map() });
+const NOTHING_SAVED = (): SavedBoard => ({ issued: 0, announcements: new Map(), epoch: null });
 
 /** The board file of the lease at `leasePath`. */
 export function boardPathFor(leasePath: string): string {
@@ -64,19 +68,25 @@ export async function loadSavedBoard(path: string, token: string | null): Promis
     return NOTHING_SAVED();
   }
   if (parsed.data.token !== token) return NOTHING_SAVED();
-  return { issued: parsed.data.peers_issued, announcements: new Map(parsed.data.peers.map((p) => [p.id, p.announcement])) };
+  return {
+    issued: parsed.data.peers_issued,
+    announcements: new Map(parsed.data.peers.map((p) => [p.id, p.announcement])),
+    epoch: parsed.data.epoch ?? null,
+  };
 }
 
 export class BoardFile {
   readonly #path: string;
   readonly #token: string;
+  readonly #epoch: string;
   #writing: Promise<void> = Promise.resolve();
   #dirty = false;
   #removed = false;
 
-  constructor(path: string, token: string) {
+  constructor(path: string, token: string, epoch: string) {
     this.#path = path;
     this.#token = token;
+    this.#epoch = epoch;
   }
 
   /** Saves the board soon; saves asked for while one is being written collapse into one. */
@@ -87,7 +97,8 @@ export class BoardFile {
       this.#dirty = false;
       if (this.#removed) return;
       const { issued, announcements } = state();
-      const text = `${JSON.stringify({ schema: BOARD_FILE_SCHEMA, token: this.#token, peers_issued: issued, peers: announcements })}\n`;
+      const board = { schema: BOARD_FILE_SCHEMA, token: this.#token, epoch: this.#epoch, peers_issued: issued, peers: announcements };
+      const text = `${JSON.stringify(board)}\n`;
       const temp = `${this.#path}.${randomBytes(6).toString('hex')}.tmp`;
       try {
         await writeFile(temp, text, { mode: 0o600 });

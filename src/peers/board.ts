@@ -26,6 +26,12 @@ export interface PeerBoardOptions {
   onChange?: (change: BoardChange) => void;
 }
 
+/** Where a peer's agent runs: its process chain (the agent first) and its session. */
+export interface PeerProcess {
+  chain: readonly number[];
+  session: number | null;
+}
+
 interface PeerRecord {
   id: string;
   client: PeerClient;
@@ -33,6 +39,7 @@ interface PeerRecord {
   connectedAt: number;
   lastSeen: number;
   announcement?: Announcement;
+  process?: PeerProcess;
 }
 
 /** True when `a` and `b` are the same path or one contains the other on a `/` boundary. */
@@ -74,12 +81,12 @@ export class PeerBoard implements PeerAccess {
    * of the lease's token can ask for one (every `/mcp` request needs it). A reclaimed id gets back
    * the announcement its peer made on the previous server.
    */
-  join(client: PeerClient, transport: Peer['transport'], preferred?: string): string {
+  join(client: PeerClient, transport: Peer['transport'], preferred?: string, process?: PeerProcess): string {
     const wanted = preferred !== undefined && /^p[1-9]\d{0,8}$/.test(preferred) && !this.#peers.has(preferred) ? preferred : null;
     const id = wanted ?? `p${this.#next}`;
     this.#next = Math.max(this.#next, Number(id.slice(1)) + 1);
     const at = this.#now();
-    const record: PeerRecord = { id, client, transport, connectedAt: at, lastSeen: at };
+    const record: PeerRecord = { id, client, transport, connectedAt: at, lastSeen: at, ...(process ? { process } : {}) };
     const restored = wanted === null ? undefined : this.#restorable.get(wanted);
     if (restored) record.announcement = restored;
     this.#restorable.delete(id);
@@ -102,6 +109,11 @@ export class PeerBoard implements PeerAccess {
   touch(id: string): void {
     const peer = this.#peers.get(id);
     if (peer) peer.lastSeen = this.#now();
+  }
+
+  /** Where the peer's agent runs, when its client said (stdio clients do). */
+  processOf(id: string): PeerProcess | undefined {
+    return this.#peers.get(id)?.process;
   }
 
   has(id: string): boolean {

@@ -9,6 +9,7 @@ import { DiagnosticSchema, LayerObjectSchema, ObjectKindSchema } from '../layer/
 import { LIMITS, OverlapSchema, PeerSchema } from '../peers/schema.js';
 import { HARNESS_CAPABILITIES } from '../harness/capabilities.js';
 import { TASK_CAPABILITIES } from '../tasks/capabilities.js';
+import { COORDINATION_CAPABILITIES } from '../coordination/capabilities.js';
 import { VERSION } from '../version.js';
 import { CAPABILITY_KINDS, CAPABILITY_READS, defineCapability, type CapabilityDescriptor } from './descriptor.js';
 
@@ -241,7 +242,7 @@ export const peersAnnounce = defineCapability({
   exposure: { mcp: { tool: 'majordomus_announce' }, http: { method: 'POST', path: '/api/v1/peers/announce' } },
   stability: 'stable',
   reads: 'peers',
-  guidance: 'Before you change files, announce your intent and the paths you will touch with {tool} {intent, paths}; it answers with the peers whose paths overlap.',
+  guidance: 'Say what you are working on with {tool} {intent}: every peer sees it in the peer list and in its instructions.',
   handler: ({ intent, paths }, { peers, caller }) => {
     if (caller === null) {
       throw new CapabilityError('refused', 'announcing needs an MCP session: only a peer can announce');
@@ -293,4 +294,5 @@ export const BUILTIN_CAPABILITIES: readonly CapabilityDescriptor[] = Object.free
   healthReady,
   ...HARNESS_CAPABILITIES,
   ...TASK_CAPABILITIES,
+  ...COORDINATION_CAPABILITIES,
 ]);

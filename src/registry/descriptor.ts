@@ -5,6 +5,7 @@
 import type { z } from 'zod';
 import type { CapabilityCatalog } from './catalog.js';
 import type { LayerView } from '../layer/view.js';
+import type { CoordinationAccess } from '../coordination/coordination.js';
 import type { PeerAccess } from '../peers/board.js';
 import type { HarnessAccess } from '../harness/table.js';
 import type { TaskAccess } from '../tasks/board.js';
@@ -39,7 +40,7 @@ export interface Exposure {
 export interface ContextByReads {
   registry: { catalog: CapabilityCatalog };
   layer: { catalog: CapabilityCatalog; layer: LayerView };
-  peers: { peers: PeerAccess; caller: string | null };
+  peers: { peers: PeerAccess; coordination: CoordinationAccess; caller: string | null };
   harness: { harness: HarnessAccess; tasks: TaskAccess; caller: string | null };
 }
 

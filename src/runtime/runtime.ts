@@ -6,6 +6,8 @@
 import { CapabilityError, errorMessage } from '../errors.js';
 import type { LayerView } from '../layer/view.js';
 import { guidanceLines, instructionsFor } from '../mcp/instructions.js';
+import type { Coordination } from '../coordination/coordination.js';
+import { sessionOf } from '../coordination/processes.js';
 import type { PeerBoard, PeerClient } from '../peers/board.js';
 import type { ContextByReads } from '../registry/descriptor.js';
 import { execute, parseInput, type Registry } from '../registry/registry.js';
@@ -18,6 +20,8 @@ export interface RuntimeOptions {
   layer: LayerView;
   /** The peer board, where this thread owns it; pool threads have none. */
   board: PeerBoard | null;
+  /** Claims and messages over the board, beside it. */
+  coordination?: Coordination | null;
   /** The session table, in the harness thread only. */
   harness?: HarnessAccess | null;
   /** The task board over the session table, in the harness thread only. */
@@ -34,6 +38,7 @@ export class Runtime {
   readonly registry: Registry;
   readonly layer: LayerView;
   readonly board: PeerBoard | null;
+  readonly coordination: Coordination | null;
   readonly #harness: HarnessAccess | null;
   readonly #tasks: TaskAccess | null;
   readonly #remoteHarness: RuntimeOptions['remoteHarness'];
@@ -46,6 +51,7 @@ export class Runtime {
     this.registry = options.registry;
     this.layer = options.layer;
     this.board = options.board;
+    this.coordination = options.coordination ?? null;
     this.#harness = options.harness ?? null;
     this.#tasks = options.tasks ?? null;
     this.#remoteHarness = options.remoteHarness ?? null;
@@ -64,13 +70,21 @@ export class Runtime {
     return execute(descriptor, input, this.#context(descriptor.reads, caller), { fault: this.#faultCapability, call });
   }
 
-  join(client: PeerClient, transport: 'stdio' | 'http', preferredPeerId?: string): string {
-    return this.#board().join(client, transport, preferredPeerId);
+  /** Adds a peer; `clientPids` is the chain of its agent's processes, nearest first (may be empty). */
+  join(client: PeerClient, transport: 'stdio' | 'http', preferredPeerId?: string, clientPids: readonly number[] = []): string {
+    const agent = clientPids[0];
+    const where = agent === undefined ? undefined : { chain: [...clientPids], session: sessionOf(agent) };
+    return this.#board().join(client, transport, preferredPeerId, where);
   }
 
   /** Joins and answers the new peer's instructions; a peer whose instructions fail leaves again. */
-  joinWithInstructions(client: PeerClient, transport: 'stdio' | 'http', preferredPeerId?: string): { peerId: string; instructions: string } {
-    const peerId = this.join(client, transport, preferredPeerId);
+  joinWithInstructions(
+    client: PeerClient,
+    transport: 'stdio' | 'http',
+    preferredPeerId?: string,
+    clientPids: readonly number[] = [],
+  ): { peerId: string; instructions: string } {
+    const peerId = this.join(client, transport, preferredPeerId, clientPids);
     try {
       return { peerId, instructions: this.instructions(peerId) };
     } catch (error) {
@@ -79,8 +93,9 @@ export class Runtime {
     }
   }
 
+  /** The peer leaves the board, and its claims end with it. */
   leave(peerId: string): void {
-    this.#board().leave(peerId);
+    if (this.#board().leave(peerId)) this.coordination?.peerLeft(peerId);
   }
 
   /** Runs a capability and answers with an outcome that survives a thread boundary. */
@@ -116,7 +131,8 @@ export class Runtime {
       case 'layer':
         return { catalog: this.registry.catalog, layer: this.layer };
       case 'peers':
-        return { peers: this.#board(), caller };
+        if (!this.coordination) throw new CapabilityError('internal', 'coordination lives beside the peer board, in the main thread');
+        return { peers: this.#board(), coordination: this.coordination, caller };
       case 'harness':
         if (this.#harness && this.#tasks) return { harness: this.#harness, tasks: this.#tasks, caller };
         throw new CapabilityError('refused', 'the harness runs in the checkout\'s shared server; this client is served alone (--standalone, or the lease is unavailable), so it cannot start or read agent sessions');

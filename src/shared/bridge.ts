@@ -10,6 +10,7 @@
  * relays it; that stream ending is no reason to elect — the next request or ping finds out
  * whether the server is gone.
  */
+import { ancestry } from '../coordination/processes.js';
 import { log } from '../log.js';
 import { errorResponse, frameHead, RPC } from '../mcp/jsonrpc.js';
 import { loopbackRequest, type LoopbackResponse, type PendingRequest } from './loopback-http.js';
@@ -52,6 +53,7 @@ export interface DeliverOptions {
   notify?: (frame: string) => void;
 }
 
+const CLIENT_PIDS = ancestry(process.ppid).join(',');
 const SPAWN_DEPTH = /^\d{1,3}$/.test(process.env.MAJORDOMUS_SPAWN_DEPTH ?? '') ? process.env.MAJORDOMUS_SPAWN_DEPTH : undefined;
 
 export class HttpBridge {
@@ -90,6 +92,8 @@ export class HttpBridge {
     if (options.peerHint) headers['Mcp-Peer-Id'] = options.peerHint;
     // An agent the harness spawned carries its depth; the server holds its spawns to max_depth.
     if (SPAWN_DEPTH !== undefined) headers['Mcp-Spawn-Depth'] = SPAWN_DEPTH;
+    // The agent behind this bridge, for the git guard to tell peers apart (sent with initialize only).
+    if (this.#sessionId === null) headers['Mcp-Client-Pids'] = CLIENT_PIDS;
     // The response of a streamed answer is held until the stream ends; everything else goes on at once.
     let response: string | undefined;
     const onEvent = (data: string): void => {

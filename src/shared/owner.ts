@@ -18,6 +18,8 @@ import type { McpSession } from '../mcp/session.js';
 import type { PeerNotice } from '../tasks/board.js';
 import { BoardFile, boardPathFor, loadSavedBoard } from '../peers/board-file.js';
 import { PeerBoard } from '../peers/board.js';
+import { Coordination } from '../coordination/coordination.js';
+import { randomBytes } from 'node:crypto';
 import type { Loaded } from '../runtime/load.js';
 import { Runtime } from '../runtime/runtime.js';
 import { settings } from '../settings.js';
@@ -107,10 +109,22 @@ export class Owner {
     const boardPath = boardPathFor(checkout.leasePath);
     const saved = await loadSavedBoard(boardPath, options.predecessor.token);
     const board = new PeerBoard({ issuedBefore: saved.issued, restorable: saved.announcements, onChange: () => owner?.boardChanged() });
+    // A successor carries on its predecessor's lineage: the claims and inboxes it left come back.
+    const epoch = saved.epoch ?? randomBytes(6).toString('hex');
+    const coordination = await Coordination.open({
+      root: options.loaded.layer.index.root,
+      board,
+      epoch,
+      journalDir: join(checkout.localPath, 'coordination'),
+      notify: (notice) => {
+        if (owner) void owner.#deliver(notice);
+      },
+    });
     let harness: HarnessThread | null = null;
     const runtime = new Runtime({
       ...options.loaded,
       board,
+      coordination,
       url: () => url,
       faultCapability: settings().faultCapability,
       remoteHarness: (capabilityId, input, caller, call) => (harness as HarnessThread).invoke(capabilityId, input, caller, call),
@@ -145,7 +159,8 @@ export class Owner {
       throw new CannotShare(error instanceof Error ? error.message : String(error), options.loaded);
     }
     url = http.url;
-    owner = new Owner(runtime, http, harness, options, new BoardFile(boardPath, lease.token));
+    owner = new Owner(runtime, http, harness, options, new BoardFile(boardPath, lease.token, epoch));
+    coordination.startExpiring();
     const delivering = owner;
     harness.onNotice((notice) => void delivering.#deliver(notice));
     owner.boardChanged(); // the numbering taken over is carried on at once
@@ -175,13 +190,15 @@ export class Owner {
 
   /** A notice for a peer: its own stdio session when it is the owner's client, else its `/mcp` sessions. */
   async #deliver(notice: PeerNotice): Promise<void> {
+    const { fallback } = notice;
     for (const session of this.#localSessions) {
       if (session.peerId === notice.peer) {
-        session.notify(notice.method, notice.params, notice.requires);
+        if (!session.notify(notice.method, notice.params, notice.requires) && fallback) session.notify(fallback.method, fallback.params);
         return;
       }
     }
-    await this.#http.notifyPeer(notice.peer, notice.method, notice.params, notice.requires).catch(() => false);
+    const taken = await this.#http.notifyPeer(notice.peer, notice.method, notice.params, notice.requires).catch(() => false);
+    if (!taken && fallback) await this.#http.notifyPeer(notice.peer, fallback.method, fallback.params, null).catch(() => false);
   }
 
   /** Resolves once no peer is attached. */
@@ -206,6 +223,7 @@ export class Owner {
       await this.#leaseWrites;
       this.releaseLease();
       await this.#boardFile.remove();
+      await this.runtime.coordination?.close();
       await this.#http.setLeaseholder(false);
       // Every agent's process group goes with the server (graceful shutdown).
       await this.#harness.stop();

@@ -31,6 +31,8 @@ export interface PeerNotice {
   method: string;
   params: Record<string, unknown>;
   requires: string | null;
+  /** What the peer gets instead when its client did not declare `requires`; nothing when absent. */
+  fallback?: { method: string; params: Record<string, unknown> };
 }
 
 export interface RunTaskInput {

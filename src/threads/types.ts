@@ -93,7 +93,7 @@ export interface HostControl {
    * Answers the peer count too (the HTTP thread's copy is current when `initialize` answers) and
    * the new peer's instructions (one trip to the main thread per `initialize`).
    */
-  join(client: PeerClient, preferredPeerId: string | null): Promise<{ peerId: string; peers: number; instructions: string }>;
+  join(client: PeerClient, preferredPeerId: string | null, clientPids: readonly number[]): Promise<{ peerId: string; peers: number; instructions: string }>;
   leave(peerId: string): Promise<number>;
   touch(peerId: string): Promise<void>;
   instructions(peerId: string): Promise<string>;

@@ -53,6 +53,7 @@ function chatRequest(body: unknown, task = ''): HttpRequest {
     sessionId: '',
     peerHint: '',
     spawnDepth: '',
+    clientPids: '',
     task,
     body: Buffer.from(JSON.stringify(body)),
     signal: new AbortController().signal,

@@ -1,0 +1,276 @@
+/**
+ * The claim board: which peer reserves which paths, exclusively or shared, for what and until
+ * when. A claim that overlaps another peer's exclusive claim (or is exclusive itself and overlaps
+ * any) is refused unless its peer proceeds; every other overlap is granted with a warning. A claim
+ * is live while its peer is attached; claims restored after a takeover wait for their peer to
+ * re-attach. Every change is handed to `record` (the journal) as it happens.
+ */
+import { CapabilityError } from '../errors.js';
+import type { PeerClient } from '../peers/schema.js';
+import { coverTest, normalisePattern, patternsOverlap } from './patterns.js';
+import type { Claim, Overlap, PathPair } from './schemas.js';
+
+/** A claim as the journal keeps it. */
+export interface StoredClaim {
+  id: string;
+  peer: string;
+  client: PeerClient;
+  paths: string[];
+  exclusive: boolean;
+  intent: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export type ReleaseReason = 'released' | 'left' | 'expired' | 'stale';
+
+export type ClaimEvent =
+  | { event: 'claim'; claim: StoredClaim }
+  | { event: 'renew'; ids: string[]; expires_at: string }
+  | { event: 'release'; ids: string[]; reason: ReleaseReason; by?: string };
+
+export interface ClaimRequest {
+  paths: string[];
+  intent: string;
+  exclusive: boolean;
+  ttl_seconds: number;
+  proceed: boolean;
+}
+
+export interface Granted {
+  claim: Claim;
+  warnings: Overlap[];
+}
+
+export interface ClaimBoardOptions {
+  /** The checkout's real path: patterns are relative to it. */
+  root: string;
+  /** Whether a peer is attached now. */
+  isLive: (peer: string) => boolean;
+  record?: (event: ClaimEvent) => void;
+  now?: () => number;
+}
+
+interface ClaimRecord extends StoredClaim {
+  expiresAt: number;
+  covers: Array<(path: string) => boolean>;
+}
+
+function claimNumber(id: string): number {
+  return /^c(\d+)$/.test(id) ? Number(id.slice(1)) : 0;
+}
+
+export class ClaimBoard {
+  readonly #claims = new Map<string, ClaimRecord>();
+  readonly #root: string;
+  readonly #isLive: (peer: string) => boolean;
+  readonly #record: (event: ClaimEvent) => void;
+  readonly #now: () => number;
+  #next = 1;
+
+  constructor(options: ClaimBoardOptions) {
+    this.#root = options.root;
+    this.#isLive = options.isLive;
+    this.#record = options.record ?? (() => undefined);
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Claim numbers already given out (by this server's lineage) are never issued again. */
+  reserveIds(highest: number): void {
+    this.#next = Math.max(this.#next, highest + 1);
+  }
+
+  /** Puts back a claim from the journal (a takeover); ignored when it has expired. */
+  restore(claim: StoredClaim): void {
+    this.reserveIds(claimNumber(claim.id));
+    const expiresAt = Date.parse(claim.expires_at);
+    if (!(expiresAt > this.#now())) return;
+    this.#claims.set(claim.id, { ...claim, expiresAt, covers: claim.paths.map(coverTest) });
+  }
+
+  /** Re-applies a journalled renewal or release while restoring. */
+  replay(event: Exclude<ClaimEvent, { event: 'claim' }>): void {
+    for (const id of event.ids) {
+      const claim = this.#claims.get(id);
+      if (!claim) continue;
+      if (event.event === 'release') {
+        this.#claims.delete(id);
+      } else {
+        claim.expires_at = event.expires_at;
+        claim.expiresAt = Date.parse(event.expires_at);
+      }
+    }
+  }
+
+  /**
+   * Grants a claim or refuses it (`conflict`) when it meets another live peer's claim and either
+   * is exclusive, unless `proceed`. Answers the overlaps, each naming the other claim.
+   */
+  claim(peer: string, client: PeerClient, request: ClaimRequest): Granted {
+    this.#sweep();
+    const paths = [...new Set(request.paths.map((p) => normalisePattern(this.#root, p)))].sort();
+    const overlaps = this.#overlapsWith(peer, paths);
+    const conflicts = overlaps.filter((o) => o.live && (o.exclusive || request.exclusive));
+    if (conflicts.length > 0 && !request.proceed) throw conflictError(conflicts, request.exclusive);
+    const at = this.#now();
+    const stored: StoredClaim = {
+      id: `c${this.#next++}`,
+      peer,
+      client: { ...client },
+      paths,
+      exclusive: request.exclusive,
+      intent: request.intent.trim(),
+      created_at: new Date(at).toISOString(),
+      expires_at: new Date(at + request.ttl_seconds * 1000).toISOString(),
+    };
+    this.#claims.set(stored.id, { ...stored, expiresAt: at + request.ttl_seconds * 1000, covers: paths.map(coverTest) });
+    this.#record({ event: 'claim', claim: stored });
+    return { claim: this.#view(this.#claims.get(stored.id) as ClaimRecord), warnings: overlaps };
+  }
+
+  /** Extends the peer's claims (all of them when `ids` is absent) to `ttlSeconds` from now. */
+  renew(peer: string, ids: readonly string[] | undefined, ttlSeconds: number): Claim[] {
+    this.#sweep();
+    const claims = this.#own(peer, ids);
+    if (claims.length === 0) return [];
+    const expiresAt = this.#now() + ttlSeconds * 1000;
+    const expires_at = new Date(expiresAt).toISOString();
+    for (const claim of claims) {
+      claim.expiresAt = expiresAt;
+      claim.expires_at = expires_at;
+    }
+    this.#record({ event: 'renew', ids: claims.map((c) => c.id), expires_at });
+    return claims.map((c) => this.#view(c));
+  }
+
+  /** Ends the peer's claims (all of them when `ids` is absent). */
+  release(peer: string, ids: readonly string[] | undefined): string[] {
+    this.#sweep();
+    return this.#end(this.#own(peer, ids), 'released', peer);
+  }
+
+  /** Ends claims whose peer is not attached; a live peer's claim is refused by name. */
+  releaseStale(ids: readonly string[], by: string | null): string[] {
+    this.#sweep();
+    const claims = ids.map((id) => this.#claims.get(id) ?? notFound(id));
+    const live = claims.find((c) => this.#isLive(c.peer));
+    if (live) {
+      throw new CapabilityError('refused', `claim ${live.id} is not stale: its peer ${live.peer} is attached (only that peer can release it, or it ends when the peer leaves)`);
+    }
+    return this.#end(claims, 'stale', by ?? undefined);
+  }
+
+  /** The peer left: its claims end with it. */
+  peerLeft(peer: string): string[] {
+    return this.#end([...this.#claims.values()].filter((c) => c.peer === peer), 'left');
+  }
+
+  /** Ends the claims whose time has passed; answers their ids. */
+  expire(): string[] {
+    const now = this.#now();
+    return this.#end([...this.#claims.values()].filter((c) => c.expiresAt <= now), 'expired');
+  }
+
+  list(): Claim[] {
+    this.#sweep();
+    return [...this.#claims.values()].map((c) => this.#view(c));
+  }
+
+  /** Which claims cover each path (the paths normalised as claims are). */
+  check(paths: readonly string[]): Array<{ path: string; claims: Claim[] }> {
+    this.#sweep();
+    const all = [...this.#claims.values()];
+    return paths.map((asked) => {
+      const path = normalisePattern(this.#root, asked);
+      return { path, claims: all.filter((c) => c.covers.some((covers) => covers(path))).map((c) => this.#view(c)) };
+    });
+  }
+
+  /** The highest claim number issued. */
+  get issued(): number {
+    return this.#next - 1;
+  }
+
+  get size(): number {
+    return this.#claims.size;
+  }
+
+  #own(peer: string, ids: readonly string[] | undefined): ClaimRecord[] {
+    if (ids === undefined) return [...this.#claims.values()].filter((c) => c.peer === peer);
+    return ids.map((id) => {
+      const claim = this.#claims.get(id) ?? notFound(id);
+      if (claim.peer !== peer) {
+        throw new CapabilityError('refused', `claim ${id} belongs to ${claim.peer}, not to you (${peer}); a stale claim is released with release_stale`);
+      }
+      return claim;
+    });
+  }
+
+  #end(claims: readonly ClaimRecord[], reason: ReleaseReason, by?: string): string[] {
+    if (claims.length === 0) return [];
+    const ids = claims.map((c) => c.id);
+    for (const id of ids) this.#claims.delete(id);
+    this.#record({ event: 'release', ids, reason, ...(by === undefined ? {} : { by }) });
+    return ids;
+  }
+
+  /** Expired claims go before anything reads the board (the timer only journals them sooner). */
+  #sweep(): void {
+    this.expire();
+  }
+
+  #overlapsWith(peer: string, paths: readonly string[]): Overlap[] {
+    const overlaps: Overlap[] = [];
+    for (const other of this.#claims.values()) {
+      if (other.peer === peer) continue;
+      const pairs: PathPair[] = [];
+      for (const yours of paths) {
+        for (const theirs of other.paths) if (patternsOverlap(yours, theirs)) pairs.push({ yours, theirs });
+      }
+      if (pairs.length === 0) continue;
+      overlaps.push({
+        claim: other.id,
+        peer: other.peer,
+        client: { ...other.client },
+        intent: other.intent,
+        exclusive: other.exclusive,
+        live: this.#isLive(other.peer),
+        paths: pairs,
+      });
+    }
+    return overlaps;
+  }
+
+  #view(c: ClaimRecord): Claim {
+    return {
+      id: c.id,
+      peer: c.peer,
+      client: { ...c.client },
+      live: this.#isLive(c.peer),
+      paths: [...c.paths],
+      exclusive: c.exclusive,
+      intent: c.intent,
+      created_at: c.created_at,
+      expires_at: c.expires_at,
+    };
+  }
+}
+
+function notFound(id: string): never {
+  throw new CapabilityError('not_found', `no claim ${id}: it was released, it expired, or it never existed`);
+}
+
+/** Peer-written text as data in a message another agent reads. */
+export function quoted(text: string, max = 200): string {
+  return JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
+}
+
+function conflictError(conflicts: readonly Overlap[], exclusive: boolean): CapabilityError {
+  const named = conflicts.map((o) => {
+    const how = o.exclusive ? 'exclusively' : 'shared';
+    const paths = o.paths.map((p) => (p.yours === p.theirs ? p.yours : `${p.yours} (theirs: ${p.theirs})`)).join(', ');
+    return `${o.peer} (${quoted(o.client.name, 64)}) holds ${o.paths.map((p) => p.theirs).filter((v, i, a) => a.indexOf(v) === i).join(', ')} ${how} for ${quoted(o.intent)} (claim ${o.claim}); it overlaps ${paths}`;
+  });
+  const why = exclusive && conflicts.every((o) => !o.exclusive) ? ' Your claim is exclusive; a shared claim would only warn.' : '';
+  return new CapabilityError('conflict', `${named.join('; ')}.${why} Message that peer, wait for its claim to end, or pass proceed: true to claim anyway.`);
+}

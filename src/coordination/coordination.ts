@@ -1,0 +1,235 @@
+/**
+ * Coordination between the peers of a checkout: the claim board and the messages, over the peer
+ * board, with their journal and the notices that tell peers live. It lives where the peer board
+ * lives (the owner's main thread); its capabilities read `peers`.
+ */
+import { join } from 'node:path';
+import { CapabilityError } from '../errors.js';
+import type { PeerBoard } from '../peers/board.js';
+import type { PeerClient } from '../peers/schema.js';
+import type { PeerNotice } from '../tasks/board.js';
+import { ClaimBoard, type ClaimEvent, type ClaimRequest, type Granted, type StoredClaim } from './claims.js';
+import { Journal, readJournal } from './journal.js';
+import { MessageBoard, type MessageEvent, type StoredMessage } from './messages.js';
+import { claimNotice, messageNotice } from './notices.js';
+import { sessionOf } from './processes.js';
+import { EVERYONE, OVERSEER, type Claim, type Message } from './schemas.js';
+
+/** What coordination capabilities may do. `caller` is a peer id, or null for the overseer. */
+export interface CoordinationAccess {
+  claim(caller: string | null, request: ClaimRequest): Granted;
+  renew(caller: string | null, ids: readonly string[] | undefined, ttlSeconds: number): Claim[];
+  release(caller: string | null, ids: readonly string[] | undefined): string[];
+  releaseStale(caller: string | null, ids: readonly string[]): string[];
+  claims(): Claim[];
+  check(paths: readonly string[]): Array<{ path: string; claims: Claim[] }>;
+  /** Who asks, for a caller without an MCP session: a peer id named outright, or found by process. */
+  identify(as: string | undefined, pids: readonly number[] | undefined): string | null;
+  send(caller: string | null, input: { to: string[]; body: string; subject?: string; thread?: string }): { message: Message; delivered: string[] };
+  inbox(caller: string | null, options: { unread: boolean; limit: number }): { you: string; unread: number; messages: Message[] };
+  ack(caller: string | null, ids: readonly string[]): string[];
+  thread(thread: string, limit: number): Message[];
+  search(query: string, limit: number): Message[];
+}
+
+export interface CoordinationOptions {
+  /** The checkout's real path. */
+  root: string;
+  board: PeerBoard;
+  /** The server lineage: a fresh server starts a new one, a successor after a takeover keeps it. */
+  epoch: string;
+  /** `<local>/coordination`, where the journals live; null keeps nothing (a client served alone). */
+  journalDir: string | null;
+  notify?: (notice: PeerNotice) => void;
+  now?: () => number;
+}
+
+const EXPIRY_SWEEP_MS = 5_000;
+
+export class Coordination implements CoordinationAccess {
+  readonly #board: PeerBoard;
+  readonly #claims: ClaimBoard;
+  readonly #messages: MessageBoard;
+  readonly #claimJournal: Journal | null;
+  readonly #messageJournal: Journal | null;
+  readonly #notify: (notice: PeerNotice) => void;
+  readonly #now: () => number;
+  readonly #epoch: string;
+  #sweep: NodeJS.Timeout | null = null;
+
+  /** Opens the journals and restores what this lineage left in them. */
+  static async open(options: CoordinationOptions): Promise<Coordination> {
+    const coordination = new Coordination(options);
+    if (options.journalDir !== null) {
+      const [claims, messages] = await Promise.all([
+        readJournal(join(options.journalDir, 'claims.jsonl')),
+        readJournal(join(options.journalDir, 'messages.jsonl')),
+      ]);
+      coordination.#restore(claims, messages);
+    }
+    return coordination;
+  }
+
+  /** Claims and messages kept in memory only, for a client served alone (nobody else sees them). */
+  static alone(root: string, board: PeerBoard): Coordination {
+    return new Coordination({ root, board, epoch: 'alone', journalDir: null });
+  }
+
+  private constructor(options: CoordinationOptions) {
+    this.#board = options.board;
+    this.#epoch = options.epoch;
+    this.#now = options.now ?? Date.now;
+    this.#notify = options.notify ?? (() => undefined);
+    this.#claimJournal = options.journalDir === null ? null : new Journal(join(options.journalDir, 'claims.jsonl'));
+    this.#messageJournal = options.journalDir === null ? null : new Journal(join(options.journalDir, 'messages.jsonl'));
+    this.#claims = new ClaimBoard({
+      root: options.root,
+      isLive: (peer) => this.#board.has(peer),
+      record: (event) => this.#journal(this.#claimJournal, event),
+      now: this.#now,
+    });
+    this.#messages = new MessageBoard({ epoch: options.epoch, record: (event) => this.#journal(this.#messageJournal, event), now: this.#now });
+  }
+
+  /** Ends expired claims every few seconds (so the journal says when), until `close`. */
+  startExpiring(): void {
+    this.#sweep ??= setInterval(() => this.#claims.expire(), EXPIRY_SWEEP_MS);
+    this.#sweep.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.#sweep) clearInterval(this.#sweep);
+    this.#sweep = null;
+    await Promise.all([this.#claimJournal?.flush(), this.#messageJournal?.flush()]);
+  }
+
+  /** A peer left the board: its claims end with it. */
+  peerLeft(peer: string): void {
+    this.#claims.peerLeft(peer);
+  }
+
+  claim(caller: string | null, request: ClaimRequest): Granted {
+    const peer = this.#peer(caller, 'claiming');
+    const granted = this.#claims.claim(peer, this.#clientOf(peer), request);
+    for (const overlap of granted.warnings) {
+      if (!overlap.live) continue;
+      this.#notify(claimNotice(granted.claim, overlap, request.exclusive || overlap.exclusive));
+    }
+    return granted;
+  }
+
+  renew(caller: string | null, ids: readonly string[] | undefined, ttlSeconds: number): Claim[] {
+    return this.#claims.renew(this.#peer(caller, 'renewing a claim'), ids, ttlSeconds);
+  }
+
+  release(caller: string | null, ids: readonly string[] | undefined): string[] {
+    return this.#claims.release(this.#peer(caller, 'releasing a claim'), ids);
+  }
+
+  releaseStale(caller: string | null, ids: readonly string[]): string[] {
+    return this.#claims.releaseStale(ids, caller ?? OVERSEER);
+  }
+
+  claims(): Claim[] {
+    return this.#claims.list();
+  }
+
+  check(paths: readonly string[]): Array<{ path: string; claims: Claim[] }> {
+    return this.#claims.check(paths);
+  }
+
+  identify(as: string | undefined, pids: readonly number[] | undefined): string | null {
+    if (as !== undefined) return this.#board.has(as) ? as : null;
+    const nearest = pids?.[0];
+    if (nearest === undefined) return null;
+    const session = sessionOf(nearest);
+    if (session === null) return null;
+    const sameSession = this.#board.list().filter((peer) => this.#board.processOf(peer.id)?.session === session);
+    if (sameSession.length <= 1) return sameSession[0]?.id ?? null;
+    // Several agents in one terminal session: the one whose own process is an ancestor of the asker.
+    const direct = sameSession.filter((peer) => {
+      const agent = this.#board.processOf(peer.id)?.chain[0];
+      return agent !== undefined && pids?.includes(agent);
+    });
+    return direct.length === 1 ? (direct[0]?.id ?? null) : null;
+  }
+
+  send(caller: string | null, input: { to: string[]; body: string; subject?: string; thread?: string }): { message: Message; delivered: string[] } {
+    const from = caller ?? OVERSEER;
+    const to = [...new Set(input.to)];
+    const recipients = new Set<string>();
+    for (const name of to) {
+      if (name === EVERYONE) {
+        for (const peer of this.#board.list()) if (peer.id !== from) recipients.add(peer.id);
+      } else if (name === OVERSEER || this.#board.has(name)) {
+        recipients.add(name);
+      } else {
+        throw new CapabilityError('not_found', `no peer ${JSON.stringify(name)} is attached: send to a peer id from the peer list, "${OVERSEER}" or "${EVERYONE}"`);
+      }
+    }
+    const fromClient = caller === null ? undefined : this.#clientOf(caller);
+    const message = this.#messages.send({
+      from,
+      ...(fromClient ? { from_client: fromClient } : {}),
+      to,
+      recipients: [...recipients],
+      body: input.body,
+      ...(input.subject === undefined ? {} : { subject: input.subject }),
+      ...(input.thread === undefined ? {} : { thread: input.thread }),
+    });
+    const delivered = [...recipients].filter((peer) => peer !== OVERSEER && this.#board.has(peer));
+    for (const peer of delivered) this.#notify(messageNotice(peer, message));
+    return { message, delivered };
+  }
+
+  inbox(caller: string | null, options: { unread: boolean; limit: number }): { you: string; unread: number; messages: Message[] } {
+    const you = caller ?? OVERSEER;
+    return { you, ...this.#messages.inbox(you, options) };
+  }
+
+  ack(caller: string | null, ids: readonly string[]): string[] {
+    return this.#messages.ack(caller ?? OVERSEER, ids);
+  }
+
+  thread(thread: string, limit: number): Message[] {
+    return this.#messages.thread(thread, limit);
+  }
+
+  search(query: string, limit: number): Message[] {
+    return this.#messages.search(query, limit);
+  }
+
+  #peer(caller: string | null, what: string): string {
+    if (caller === null) throw new CapabilityError('refused', `${what} needs an MCP session: only a peer holds claims`);
+    return caller;
+  }
+
+  #clientOf(peer: string): PeerClient {
+    return this.#board.list().find((p) => p.id === peer)?.client ?? { name: 'unknown', version: '' };
+  }
+
+  #journal(journal: Journal | null, event: ClaimEvent | MessageEvent): void {
+    journal?.append({ at: new Date(this.#now()).toISOString(), epoch: this.#epoch, ...event });
+  }
+
+  #restore(claims: ReadonlyArray<Record<string, unknown>>, messages: ReadonlyArray<Record<string, unknown>>): void {
+    for (const entry of claims) {
+      const claim = entry.claim as StoredClaim | undefined;
+      if (entry.event === 'claim' && claim && typeof claim.id === 'string') {
+        // Numbers stay unique across restarts; only this lineage's claims come back.
+        if (entry.epoch === this.#epoch) this.#claims.restore(claim);
+        else this.#claims.reserveIds(Number(claim.id.slice(1)) || 0);
+      } else if (entry.epoch === this.#epoch && (entry.event === 'release' || entry.event === 'renew') && Array.isArray(entry.ids)) {
+        this.#claims.replay(entry as Exclude<ClaimEvent, { event: 'claim' }>);
+      }
+    }
+    for (const entry of messages) {
+      const message = entry.message as StoredMessage | undefined;
+      if (entry.event === 'message' && message && typeof message.id === 'string' && Array.isArray(message.recipients)) {
+        this.#messages.restore(message);
+      } else if (entry.event === 'ack' && entry.epoch === this.#epoch && typeof entry.peer === 'string' && Array.isArray(entry.ids)) {
+        this.#messages.restoreAck(entry.peer, entry.ids as string[]);
+      }
+    }
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Claim patterns: paths or globs relative to the checkout, '/'-separated. A plain path covers
+ * itself and everything beneath it (a directory claim); a glob is matched by picomatch with dot
+ * files included. Pure functions, shared by the claim board and the git guard.
+ */
+import { isAbsolute, relative, sep } from 'node:path';
+import picomatch from 'picomatch';
+import { CapabilityError } from '../errors.js';
+
+const matchers = new Map<string, (path: string) => boolean>();
+const MAX_CACHED = 10_000;
+
+export function isGlob(pattern: string): boolean {
+  return picomatch.scan(pattern).isGlob;
+}
+
+/**
+ * The checkout-relative form of what a client wrote: `./` and trailing `/` dropped, `//`
+ * collapsed, an absolute path inside `root` made relative. Anything that leaves the checkout is
+ * refused; the whole checkout is the empty pattern.
+ */
+export function normalisePattern(root: string, input: string): string {
+  let path = input.trim().replaceAll('\\', '/');
+  if (isAbsolute(path)) {
+    const inside = relative(root, path);
+    if (inside.startsWith('..') || isAbsolute(inside)) throw outside(input);
+    path = inside.split(sep).join('/');
+  }
+  const segments = path.split('/').filter((s) => s !== '' && s !== '.');
+  if (segments.includes('..')) throw outside(input);
+  return segments.join('/');
+}
+
+function outside(input: string): CapabilityError {
+  return new CapabilityError('refused', `${JSON.stringify(input)} is outside the checkout: claim paths relative to its root (or absolute paths inside it)`);
+}
+
+function matcherOf(glob: string): (path: string) => boolean {
+  let match = matchers.get(glob);
+  if (!match) {
+    if (matchers.size >= MAX_CACHED) matchers.clear();
+    match = picomatch(glob, { dot: true });
+    matchers.set(glob, match);
+  }
+  return match;
+}
+
+/** `a` is `b` or lies beneath it (on a `/` boundary); the empty path holds everything. */
+function within(a: string, b: string): boolean {
+  return b === '' || a === b || a.startsWith(`${b}/`);
+}
+
+/** Whether a claim pattern covers a concrete checkout-relative path. */
+export function patternCovers(pattern: string, path: string): boolean {
+  return coverTest(pattern)(path);
+}
+
+/** `patternCovers` with the pattern compiled once, for a claim that is tested many times. */
+export function coverTest(pattern: string): (path: string) => boolean {
+  if (!isGlob(pattern)) return (path) => within(path, pattern);
+  const match = matcherOf(pattern);
+  return (path) => {
+    if (match(path)) return true;
+    // A glob naming directories (`src/*`) covers what lies beneath what it matches.
+    for (let end = path.lastIndexOf('/'); end > 0; end = path.lastIndexOf('/', end - 1)) {
+      if (match(path.slice(0, end))) return true;
+    }
+    return false;
+  };
+}
+
+/** The literal end of a glob's last segment (`*.ts` → `.ts`), or null when it ends in a wildcard. */
+function literalSuffix(glob: string): string | null {
+  const last = glob.slice(glob.lastIndexOf('/') + 1);
+  const match = /[^*?\]}\)]+$/.exec(last);
+  return match && /[*?[{(]/.test(last) ? match[0] : null;
+}
+
+/**
+ * Whether two patterns may name a common path. Exact for a path against a path or a glob; for two
+ * globs it is conservative: they overlap when their static bases are nested, unless both end in
+ * literal suffixes that cannot name the same file (`*.ts` and `*.md`).
+ */
+export function patternsOverlap(a: string, b: string): boolean {
+  const aGlob = isGlob(a);
+  const bGlob = isGlob(b);
+  if (!aGlob && !bGlob) return within(a, b) || within(b, a);
+  if (!aGlob) return patternCovers(b, a) || within(picomatch.scan(b).base, a);
+  if (!bGlob) return patternCovers(a, b) || within(picomatch.scan(a).base, b);
+  const aBase = picomatch.scan(a).base;
+  const bBase = picomatch.scan(b).base;
+  if (!within(aBase, bBase) && !within(bBase, aBase)) return false;
+  const aSuffix = literalSuffix(a);
+  const bSuffix = literalSuffix(b);
+  if (aSuffix !== null && bSuffix !== null && !aSuffix.endsWith(bSuffix) && !bSuffix.endsWith(aSuffix)) return false;
+  return true;
+}
