@@ -200,7 +200,7 @@ describe('claims', () => {
     expect(granted.warnings.map((w) => w.claim)).toEqual([held.claim.id]);
 
     const channel = await waitForNotice<ChannelNotice>(a, CHANNEL_METHOD, (n) => n.meta?.kind === 'claim', 'a claim on its channel');
-    expect(channel.meta).toEqual({ source: 'majordomus', kind: 'claim', id: granted.claim.id });
+    expect(channel.meta).toMatchObject({ source: 'majordomus', kind: 'claim', id: granted.claim.id });
     expect(channel.content).toContain(JSON.stringify(intent));
     expect(channel.content).not.toContain(intent);
     expect(channel.content).toContain(b.id);
@@ -377,7 +377,10 @@ describe('claims', () => {
     const another = await claim(a, { paths: ['src/c.ts'], intent: 'add c' });
     expect([heldA.claim.id, heldB.claim.id]).not.toContain(another.claim.id);
 
-    // A person can read what happened: one JSON object per line, each with its event and time.
+    // A person can read what happened: one JSON object per line, each with its event and time
+    // (the journal is appended after the answer: wait for the last lines first).
+    await waitForJournal(repo.root, CLAIMS_JOURNAL, (line) => line.event === 'claim' && journalNames(line, another.claim.id), `${another.claim.id}`);
+    await waitForJournal(repo.root, MESSAGES_JOURNAL, (line) => line.event === 'message' && journalNames(line, later.message.id), `${later.message.id}`);
     const claimLines = await journalLines(repo.root, CLAIMS_JOURNAL);
     const messageLines = await journalLines(repo.root, MESSAGES_JOURNAL);
     for (const id of [heldA.claim.id, heldB.claim.id, another.claim.id]) {
