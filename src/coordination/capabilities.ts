@@ -36,6 +36,7 @@ export const claimsClaim = defineCapability({
   input: ClaimInputSchema,
   output: z.object({ claim: ClaimSchema, warnings: z.array(OverlapSchema) }),
   exposure: { mcp: { tool: 'majordomus_claim' }, http: { method: 'POST', path: '/api/v1/claims' } },
+  refusals: ['conflict'],
   stability: 'experimental',
   reads: 'peers',
   guidance:

@@ -56,6 +56,8 @@ export class Coordination implements CoordinationAccess {
   readonly #now: () => number;
   readonly #epoch: string;
   #sweep: NodeJS.Timeout | null = null;
+  /** Closed: the journal is complete for a successor, and nothing more is written to it. */
+  #closed = false;
 
   /** Opens the journals and restores what this lineage left in them. */
   static async open(options: CoordinationOptions): Promise<Coordination> {
@@ -97,10 +99,14 @@ export class Coordination implements CoordinationAccess {
     this.#sweep.unref();
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stops the sweep and the journal: the sessions this server ends while it stops are not
+   * departures (their peers re-attach to the next server), so nothing more is written.
+   */
+  close(): void {
+    this.#closed = true;
     if (this.#sweep) clearInterval(this.#sweep);
     this.#sweep = null;
-    await Promise.all([this.#claimJournal?.flush(), this.#messageJournal?.flush()]);
   }
 
   /** A peer left the board: its claims end with it. */
@@ -209,6 +215,7 @@ export class Coordination implements CoordinationAccess {
   }
 
   #journal(journal: Journal | null, event: ClaimEvent | MessageEvent): void {
+    if (this.#closed) return;
     journal?.append({ at: new Date(this.#now()).toISOString(), epoch: this.#epoch, ...event });
   }
 

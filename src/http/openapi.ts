@@ -47,6 +47,7 @@ function operation(entry: CapabilityEntry): Record<string, unknown> {
   const refusals: WireErrorCode[] = ['invalid_input', 'not_found', 'refused'];
   if (method === 'POST') refusals.push('invalid_json', 'too_large', 'unsupported_media_type');
   if (entry.access === 'token') refusals.push('unauthorized');
+  refusals.push(...(entry.refusals ?? []));
   const op: Record<string, unknown> = {
     operationId: entry.id,
     summary: entry.title,

@@ -7,6 +7,7 @@
  * after every change, coalesced.
  */
 import { randomBytes } from 'node:crypto';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
@@ -23,7 +24,12 @@ const SavedBoardSchema = z.object({
   peers: z.array(z.object({ id: z.string().regex(/^p[1-9]\d{0,8}$/), announcement: AnnouncementSchema })).max(100_000),
   /** The server lineage the claims and messages journals are keyed by (absent in older files). */
   epoch: z.string().regex(/^[0-9a-f]{1,64}$/).optional(),
+  /** Written by a server that stopped while peers were attached: whoever serves them next carries on. */
+  handed_off_at: z.string().optional(),
 });
+
+/** How long a handed-off board waits for the server its peers elect next. */
+export const HANDOFF_WINDOW_MS = 60_000;
 
 /** What a successor takes from a saved board. */
 export interface SavedBoard {
@@ -46,9 +52,11 @@ export function boardPathFor(leasePath: string): string {
   return join(dirname(leasePath), 'board.json');
 }
 
-/** The board saved by the server whose lease carried `token`; nothing when none matches. */
-export async function loadSavedBoard(path: string, token: string | null): Promise<SavedBoard> {
-  if (token === null) return NOTHING_SAVED();
+/**
+ * The board saved by the server whose lease carried `token`, or handed off by a server that
+ * stopped with peers attached less than a minute ago; nothing otherwise.
+ */
+export async function loadSavedBoard(path: string, token: string | null, now = Date.now()): Promise<SavedBoard> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -67,7 +75,8 @@ export async function loadSavedBoard(path: string, token: string | null): Promis
     log.warn(`ignoring ${path}: not a ${BOARD_FILE_SCHEMA} document`);
     return NOTHING_SAVED();
   }
-  if (parsed.data.token !== token) return NOTHING_SAVED();
+  const handedOff = parsed.data.handed_off_at === undefined ? NaN : now - Date.parse(parsed.data.handed_off_at);
+  if (parsed.data.token !== token && !(handedOff >= 0 && handedOff <= HANDOFF_WINDOW_MS)) return NOTHING_SAVED();
   return {
     issued: parsed.data.peers_issued,
     announcements: new Map(parsed.data.peers.map((p) => [p.id, p.announcement])),
@@ -110,8 +119,27 @@ export class BoardFile {
     });
   }
 
+  /**
+   * A stop with peers still attached: they elect a new server at once, which carries on from
+   * this board (written before the lease goes, after any save under way).
+   */
+  async handOff(state: BoardState): Promise<void> {
+    this.#removed = true;
+    await this.#writing;
+    const board = { schema: BOARD_FILE_SCHEMA, token: this.#token, epoch: this.#epoch, peers_issued: state.issued, peers: state.announcements, handed_off_at: new Date().toISOString() };
+    const temp = `${this.#path}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      writeFileSync(temp, `${JSON.stringify(board)}\n`, { mode: 0o600 });
+      renameSync(temp, this.#path);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      log.warn(`cannot hand the board off at ${this.#path}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
   /** A clean end: nobody will take over, so nothing is left to restore. */
   async remove(): Promise<void> {
+    if (this.#removed) return; // removed already, or handed off to the next server
     this.#removed = true;
     await this.#writing;
     await rm(this.#path, { force: true }).catch(() => undefined);

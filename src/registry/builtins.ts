@@ -52,6 +52,7 @@ const capabilityEntry = z.object({
   }),
   access: z.enum(['open', 'token']),
   guidance: z.string().optional(),
+  refusals: z.array(z.string()).readonly().optional(),
   input_schema: jsonSchema,
   output_schema: jsonSchema,
 });

@@ -4,6 +4,7 @@
  * and the generated docs are written from. JSON Schemas come from the zod schemas, never by hand.
  */
 import { z } from 'zod';
+import type { WireErrorCode } from '../errors.js';
 import { accessFor, annotationsFor, type Access, type CapabilityDescriptor, type ToolAnnotations } from './descriptor.js';
 
 export type JsonSchema = Record<string, unknown>;
@@ -21,6 +22,8 @@ export interface CapabilityEntry {
   access: Access;
   /** The capability's line of the `initialize` instructions (`{tool}`: its tool name). */
   guidance?: string;
+  /** Wire errors it may answer beyond those every capability of its kind may (OpenAPI lists them). */
+  refusals?: readonly WireErrorCode[];
   input_schema: JsonSchema;
   output_schema: JsonSchema;
 }
@@ -48,6 +51,7 @@ export function catalogEntry(d: CapabilityDescriptor): CapabilityEntry {
     annotations: annotationsFor(d.kind, d.effects),
     access: accessFor(d.kind, d.reads),
     ...(d.guidance === undefined ? {} : { guidance: d.guidance }),
+    ...(d.refusals === undefined ? {} : { refusals: d.refusals }),
     input_schema: jsonSchemaOf(d.input, 'input'),
     output_schema: jsonSchemaOf(d.output, 'output'),
   };

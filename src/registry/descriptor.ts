@@ -3,6 +3,7 @@
  * `builtins.ts`) and every surface — MCP, HTTP, OpenAPI, CLI, generated docs — is derived from it.
  */
 import type { z } from 'zod';
+import type { WireErrorCode } from '../errors.js';
 import type { CapabilityCatalog } from './catalog.js';
 import type { LayerView } from '../layer/view.js';
 import type { CoordinationAccess } from '../coordination/coordination.js';
@@ -72,6 +73,8 @@ export interface CapabilityDescriptor<
    * the checkout (an agent that talks to its model's API).
    */
   effects?: { destructive?: boolean; openWorld?: boolean };
+  /** Wire errors this capability may answer beyond the ones every capability of its kind may. */
+  refusals?: readonly WireErrorCode[];
   /**
    * `call` is what the caller lends this one call: progress to report (`onProgress`) and a signal
    * that aborts when the caller cancels. Always given (empty when the caller lends nothing).

@@ -221,9 +221,10 @@ export class Owner {
       // leave a lease behind. Then new sessions are refused (409 lease_lost: a client arriving
       // now elects again and is served elsewhere) instead of being cut off by the closing socket.
       await this.#leaseWrites;
+      await this.#handOffIfPeersRemain();
       this.releaseLease();
       await this.#boardFile.remove();
-      await this.runtime.coordination?.close();
+      this.runtime.coordination?.close();
       await this.#http.setLeaseholder(false);
       // Every agent's process group goes with the server (graceful shutdown).
       await this.#harness.stop();
@@ -231,6 +232,21 @@ export class Owner {
       log.info(`closed ${this.#http.url} and removed the lease`);
     })();
     return this.#closing;
+  }
+
+  /**
+   * Stopping (a signal) while other peers are attached: they elect the next server at once, so the
+   * board and the journals are made complete for it before the lease goes. This process's own
+   * client goes with it: its claims end.
+   */
+  async #handOffIfPeersRemain(): Promise<void> {
+    const board = this.runtime.board;
+    const own = new Set([...this.#localSessions].map((s) => s.peerId));
+    const remaining = board?.list().filter((p) => !own.has(p.id)) ?? [];
+    if (!board || remaining.length === 0) return;
+    for (const peer of own) if (peer !== null) this.runtime.coordination?.peerLeft(peer);
+    this.runtime.coordination?.close();
+    await this.#boardFile.handOff({ issued: board.issued, announcements: board.announcements() });
   }
 
   /** The HTTP thread died: nobody can reach this server, so give the checkout back. */

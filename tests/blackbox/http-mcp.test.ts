@@ -380,7 +380,7 @@ describe('the SDK client over Streamable HTTP', () => {
     }
 
     const { resources } = await client.listResources();
-    expect(resources.map((r) => r.uri).sort()).toEqual([...OBJECT_URIS, 'majordomus://sessions'].sort());
+    expect(resources.map((r) => r.uri).sort()).toEqual([...OBJECT_URIS, 'majordomus://inbox', 'majordomus://sessions'].sort());
     const read = await client.readResource({ uri: RULE_URI });
     expect(read.contents).toEqual([expect.objectContaining({ uri: RULE_URI, text: expect.stringContaining('# Prefer small modules') })]);
 

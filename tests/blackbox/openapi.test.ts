@@ -56,6 +56,17 @@ const VALID_INPUT: Record<string, Pick<RawRequestOptions, 'path' | 'body' | 'hea
   'tasks.run_task': { body: JSON.stringify({ task: 'hello' }), headers: { 'Content-Type': 'application/json' } },
   // Well-formed; refused (422) because plain REST has no session: served, not missing.
   'peers.announce': { body: JSON.stringify({ intent: 'check the document', paths: ['docs'] }), headers: { 'Content-Type': 'application/json' } },
+  // Well-formed; refused (422): claiming needs an MCP session. Served, not missing.
+  'claims.claim': { body: JSON.stringify({ paths: ['src'], intent: 'check the document' }), headers: { 'Content-Type': 'application/json' } },
+  'claims.renew': { body: JSON.stringify({}), headers: { 'Content-Type': 'application/json' } },
+  'claims.release': { body: JSON.stringify({}), headers: { 'Content-Type': 'application/json' } },
+  // An empty id list is refused (400): served, not missing.
+  'claims.release_stale': { body: JSON.stringify({ ids: [] }), headers: { 'Content-Type': 'application/json' } },
+  'claims.check': { query: 'paths=src/index.ts' },
+  'messages.send': { body: JSON.stringify({ to: ['overseer'], body: 'a note to myself' }), headers: { 'Content-Type': 'application/json' } },
+  'messages.ack': { body: JSON.stringify({ ids: [] }), headers: { 'Content-Type': 'application/json' } },
+  'messages.thread': { query: 'thread=' },
+  'messages.search': { query: 'query=note' },
   'mcp.post': {
     body: JSON.stringify({
       jsonrpc: '2.0',

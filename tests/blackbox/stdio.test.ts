@@ -97,13 +97,28 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
     expect(client.getServerVersion()?.name).toBe('majordomus');
     expect(client.getInstructions()).toContain('You are peer p1.');
     expect(client.getInstructions()).toContain('majordomus_announce');
+    for (const tool of ['majordomus_claim', 'majordomus_check_paths', 'majordomus_send_message']) expect(client.getInstructions()).toContain(tool);
   });
 
   it('lists every builtin tool, read-only for queries and not for the commands, with the effects each declares', async () => {
     const { client } = await connect();
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(BUILTIN_TOOLS);
-    const commands = ['majordomus_announce', 'majordomus_spawn', 'majordomus_session_send', 'majordomus_session_kill', 'run_task', 'reply_task', 'cancel_task'];
+    const commands = [
+      'majordomus_announce',
+      'majordomus_spawn',
+      'majordomus_session_send',
+      'majordomus_session_kill',
+      'run_task',
+      'reply_task',
+      'cancel_task',
+      'majordomus_claim',
+      'majordomus_renew_claims',
+      'majordomus_release_claims',
+      'majordomus_release_stale_claims',
+      'majordomus_send_message',
+      'majordomus_ack_messages',
+    ];
     for (const tool of tools) {
       const isCommand = commands.includes(tool.name);
       expect(tool.annotations, tool.name).toMatchObject({
@@ -118,10 +133,11 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
     }
   });
 
-  it('lists every layer object as a resource, after the sessions index', async () => {
+  it('lists every layer object as a resource, after the inbox and the sessions index', async () => {
     const { client } = await connect();
     const { resources } = await client.listResources();
     expect(resources.map((r) => r.uri)).toEqual([
+      'majordomus://inbox',
       'majordomus://sessions',
       'majordomus://adr/0001-use-mcp',
       'majordomus://document/glossary',

@@ -1,0 +1,152 @@
+/**
+ * Coordination over the peer board. Covers:
+ * - claims need a peer (the overseer cannot hold one); a granted overlap tells the live holder,
+ *   a stale holder is not told;
+ * - messages: "all" reaches every attached peer but the sender, an unknown recipient is
+ *   not_found naming it, the overseer sends and reads its own inbox, recipients are told;
+ * - notices carry the channel form with a structured fallback, and quote peer-written text;
+ * - identify: a named peer, a peer found by its terminal session, several agents of one session
+ *   told apart by their own process, ambiguity and strangers answered with null;
+ * - the journal: a successor of the same epoch gets the claims and inbox state back, a new epoch
+ *   gets the messages as history only, and both journals are readable JSON lines.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Coordination } from '../../../src/coordination/coordination.js';
+import { sessionOf } from '../../../src/coordination/processes.js';
+import { CapabilityError } from '../../../src/errors.js';
+import { PeerBoard } from '../../../src/peers/board.js';
+import type { PeerNotice } from '../../../src/tasks/board.js';
+
+const ROOT = '/work/checkout';
+const client = (name: string) => ({ name, version: '1' });
+const claimRequest = (paths: string[], exclusive = true) => ({ paths, intent: 'work on "it"', exclusive, ttl_seconds: 3600, proceed: false });
+
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function open(journalDir: string | null = null, epoch = 'e1', board = new PeerBoard()) {
+  const notices: PeerNotice[] = [];
+  const coordination = await Coordination.open({ root: ROOT, board, epoch, journalDir, notify: (n) => notices.push(n) });
+  cleanups.push(() => coordination.close());
+  return { coordination, board, notices };
+}
+
+function codeOf(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof CapabilityError) return `${error.code}: ${error.message}`;
+    throw error;
+  }
+  return 'none';
+}
+
+describe('Coordination', () => {
+  it('refuses claims without a peer and tells the live holder of an overlapped claim', async () => {
+    const { coordination, board, notices } = await open();
+    const a = board.join(client('client-a'), 'stdio');
+    const b = board.join(client('client-b'), 'http');
+    const c = board.join(client('client-c'), 'http');
+    expect(codeOf(() => coordination.claim(null, claimRequest(['src'])))).toMatch(/^refused: claiming needs an MCP session/);
+    coordination.claim(a, claimRequest(['src/a'], false));
+    coordination.claim(c, claimRequest(['src/a/y.ts'], false));
+    board.leave(c); // its claim stays (the runtime ends it), but it is stale and nobody tells it
+    coordination.claim(b, claimRequest(['src/a/x.ts', 'src/a/y.ts'], false));
+    expect(notices.map((n) => n.peer)).toEqual([a, a]);
+    const told = notices.at(-1) as PeerNotice;
+    expect(told).toMatchObject({ method: 'notifications/claude/channel', requires: 'claude/channel' });
+    expect(told.params.content).toContain('Peer p2 ("client-b") claimed src/a/x.ts, src/a/y.ts shared for "work on \\"it\\""');
+    expect(told.params.content).toContain('written by that peer');
+    expect(told.fallback).toMatchObject({
+      method: 'notifications/majordomus/claim',
+      params: { event: 'overlap', claim: { id: 'c3', peer: b }, overlaps: [{ yours: 'src/a', theirs: 'src/a/x.ts' }, { yours: 'src/a', theirs: 'src/a/y.ts' }] },
+    });
+  });
+
+  it('sends to peers, to all and to the overseer, refuses unknown recipients, and tells each recipient', async () => {
+    const { coordination, board, notices } = await open();
+    const a = board.join(client('a'), 'stdio');
+    const b = board.join(client('b'), 'http');
+    const c = board.join(client('c'), 'http');
+    expect(codeOf(() => coordination.send(a, { to: ['p9'], body: 'x' }))).toMatch(/^not_found: no peer "p9" is attached/);
+    const broadcast = coordination.send(a, { to: ['all'], body: 'hello all' });
+    expect(broadcast.delivered).toEqual([b, c]);
+    expect(broadcast.message).toMatchObject({ from: a, from_client: client('a'), to: ['all'] });
+    const fromPerson = coordination.send(null, { to: [b, 'overseer'], body: 'from the page' });
+    expect(fromPerson.message.from).toBe('overseer');
+    expect(fromPerson.message.from_client).toBeUndefined();
+    expect(fromPerson.delivered).toEqual([b]);
+    expect(coordination.inbox(null, { unread: false, limit: 10 }).messages.map((m) => m.body)).toEqual(['from the page']);
+    expect(coordination.inbox(b, { unread: false, limit: 10 }).messages.map((m) => m.body)).toEqual(['hello all', 'from the page']);
+    expect(notices.map((n) => [n.peer, n.fallback?.method])).toEqual([
+      [b, 'notifications/majordomus/message'],
+      [c, 'notifications/majordomus/message'],
+      [b, 'notifications/majordomus/message'],
+    ]);
+    expect(notices[0]?.params.content).toContain('Body: "hello all"');
+  });
+
+  it('identifies the asker by peer id, by terminal session, and by its own agent process among several', async () => {
+    const stranger = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { detached: true, stdio: 'ignore' });
+    cleanups.push(() => stranger.kill('SIGKILL'));
+    const strangerPid = stranger.pid as number;
+    const { coordination, board } = await open();
+    const mine = sessionOf(process.pid);
+    expect(mine).not.toBeNull();
+    const here = board.join(client('here'), 'stdio', undefined, { chain: [process.pid], session: mine });
+    const elsewhere = board.join(client('elsewhere'), 'http', undefined, { chain: [strangerPid], session: sessionOf(strangerPid) });
+    expect(coordination.identify(elsewhere, undefined)).toBe(elsewhere);
+    expect(coordination.identify('p99', undefined)).toBeNull();
+    expect(coordination.identify(undefined, [process.pid, process.ppid])).toBe(here);
+    expect(coordination.identify(undefined, [strangerPid])).toBe(elsewhere);
+    expect(coordination.identify(undefined, undefined)).toBeNull();
+    // A second agent in this session: only the one whose own process is among the asker's ancestors.
+    const sibling = board.join(client('sibling'), 'http', undefined, { chain: [process.ppid], session: mine });
+    expect(coordination.identify(undefined, [process.pid, 4_000_000])).toBe(here);
+    expect(coordination.identify(undefined, [process.pid, process.ppid])).toBeNull();
+    board.leave(sibling);
+    expect(coordination.identify(undefined, [2_147_483_000])).toBeNull();
+  });
+
+  it('gives a successor of the same lineage the claims and inboxes back, and a new lineage the messages as history', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'majordomus-coordination-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const first = await open(dir, 'e1');
+    const a = first.board.join(client('a'), 'stdio');
+    const b = first.board.join(client('b'), 'http');
+    first.coordination.claim(a, claimRequest(['src/a']));
+    first.coordination.claim(b, claimRequest(['src/b']));
+    first.coordination.release(b, undefined);
+    first.coordination.send(a, { to: [b], body: 'one' });
+    first.coordination.send(a, { to: [b], body: 'two' });
+    first.coordination.ack(b, ['m1']);
+    first.coordination.close();
+
+    for (const name of ['claims.jsonl', 'messages.jsonl']) {
+      const lines = (await readFile(join(dir, name), 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+      for (const line of lines) expect(line).toMatchObject({ at: expect.any(String), epoch: 'e1', event: expect.any(String) });
+    }
+
+    const successor = await open(dir, 'e1', new PeerBoard({ issuedBefore: 2 }));
+    expect(successor.coordination.claims().map((c) => [c.id, c.peer, c.live])).toEqual([['c1', a, false]]);
+    expect(successor.board.join(client('b'), 'http', b)).toBe(b);
+    expect(successor.coordination.inbox(b, { unread: false, limit: 10 })).toMatchObject({ unread: 1, messages: [{ id: 'm1', acknowledged: true }, { id: 'm2', acknowledged: false }] });
+    expect(successor.board.join(client('a'), 'stdio', a)).toBe(a);
+    expect(successor.coordination.claims().map((c) => [c.id, c.live])).toEqual([['c1', true]]);
+    successor.coordination.close();
+
+    const fresh = await open(dir, 'e2');
+    const p1 = fresh.board.join(client('x'), 'stdio');
+    expect(fresh.coordination.claims()).toEqual([]);
+    expect(fresh.coordination.inbox(p1, { unread: false, limit: 10 }).messages).toEqual([]);
+    expect(fresh.coordination.thread('m1', 10).map((m) => m.body)).toEqual(['one']);
+    expect(fresh.coordination.claim(p1, claimRequest(['x'])).claim.id).toBe('c3');
+    expect(fresh.coordination.send(p1, { to: ['overseer'], body: 'three' }).message.id).toBe('m3');
+  });
+});
