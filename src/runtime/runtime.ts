@@ -121,6 +121,7 @@ export class Runtime {
       guidance: (this.#guidance ??= guidanceLines(this.registry.catalog)),
       you: peerId,
       peers: this.#board().list(),
+      claims: this.coordination?.claims() ?? [],
     });
   }
 

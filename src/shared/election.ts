@@ -113,7 +113,10 @@ export async function elect(options: ElectionOptions): Promise<ElectionOutcome> 
         continue;
       default:
         log.info(`found a ${verdict.kind} lease at ${path} (${verdict.detail}); taking it over`);
-        if ((await removeLeaseIfUnchanged(path, verdict.raw)) && verdict.previous) predecessor.token = verdict.previous.token;
+        // The dead server's token names its saved board, whoever removes its lease: two bridges
+        // that race to take over both know whose state they carry on.
+        if (verdict.previous) predecessor.token = verdict.previous.token;
+        await removeLeaseIfUnchanged(path, verdict.raw);
     }
   }
   throw new LeaseUnavailable(`no server could be elected within ${Math.round((options.deadlineMs ?? ELECTION_DEADLINE_MS) / 1000)} s (lease ${path})`);
