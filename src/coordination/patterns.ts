@@ -28,6 +28,10 @@ export function normalisePattern(root: string, input: string): string {
   }
   const segments = path.split('/').filter((s) => s !== '' && s !== '.');
   if (segments.includes('..')) throw outside(input);
+  // picomatch reads a leading `!` as "everything but": a claim on all the rest is not a claim.
+  if (segments[0]?.startsWith('!')) {
+    throw new CapabilityError('refused', `${JSON.stringify(input)} is negated (a leading "!"): claim the paths themselves`);
+  }
   return segments.join('/');
 }
 
@@ -69,6 +73,22 @@ export function coverTest(pattern: string): (path: string) => boolean {
   };
 }
 
+/**
+ * Whether `glob` may match `literal` or something beneath it, segment by segment: a `**`, or a
+ * brace holding a `/`, may reach anywhere below; a glob longer than the literal reaches beneath it.
+ */
+function globReaches(glob: string, literal: string): boolean {
+  const parts = picomatch.scan(glob, { parts: true }).parts ?? glob.split('/');
+  const names = literal === '' ? [] : literal.split('/');
+  for (const [index, name] of names.entries()) {
+    const part = parts[index];
+    if (part === undefined) return false;
+    if (part.includes('**') || part.includes('/')) return true;
+    if (!matcherOf(part)(name)) return false;
+  }
+  return parts.length > names.length;
+}
+
 /** The literal end of a glob's last segment (`*.ts` → `.ts`), or null when it ends in a wildcard. */
 function literalSuffix(glob: string): string | null {
   const last = glob.slice(glob.lastIndexOf('/') + 1);
@@ -85,8 +105,8 @@ export function patternsOverlap(a: string, b: string): boolean {
   const aGlob = isGlob(a);
   const bGlob = isGlob(b);
   if (!aGlob && !bGlob) return within(a, b) || within(b, a);
-  if (!aGlob) return patternCovers(b, a) || within(picomatch.scan(b).base, a);
-  if (!bGlob) return patternCovers(a, b) || within(picomatch.scan(a).base, b);
+  if (!aGlob) return patternCovers(b, a) || globReaches(b, a);
+  if (!bGlob) return patternCovers(a, b) || globReaches(a, b);
   const aBase = picomatch.scan(a).base;
   const bBase = picomatch.scan(b).base;
   if (!within(aBase, bBase) && !within(bBase, aBase)) return false;

@@ -11,9 +11,9 @@ interface Stat {
   session: number;
 }
 
-function statOf(pid: number): Stat | null {
+function statOf(pid: number, procRoot = '/proc'): Stat | null {
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const text = readFileSync(`${procRoot}/${pid}/stat`, 'utf8');
     // The command name is parenthesised and may hold spaces or parentheses: fields follow the last ')'.
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
     const ppid = Number(fields[1]);
@@ -24,14 +24,25 @@ function statOf(pid: number): Stat | null {
   }
 }
 
-/** `pid`, its parent, its grandparent… nearest first, at most `max`, without pid 1 and 0. */
-export function ancestry(pid: number, max = 8): number[] {
+/** The parent of a process, or null when it cannot be read. */
+export function parentOf(pid: number, procRoot = '/proc'): number | null {
+  const ppid = statOf(pid, procRoot)?.ppid;
+  return ppid !== undefined && ppid > 0 ? ppid : null;
+}
+
+/**
+ * `start`, its parent, its grandparent… nearest first, at most `max`, stopping before pid 1 (every
+ * process descends from it, so it names nobody). Empty when `start` cannot be read (no /proc).
+ */
+export function ancestry(start: number, options: { max?: number; procRoot?: string } = {}): number[] {
+  const max = options.max ?? 8;
   const chain: number[] = [];
-  for (let current = pid; current > 1 && chain.length < max; ) {
-    chain.push(current);
-    const stat = statOf(current);
-    if (!stat) break;
-    current = stat.ppid;
+  for (let pid = start; pid > 1 && chain.length < max && !chain.includes(pid); ) {
+    const parent = parentOf(pid, options.procRoot);
+    if (parent === null && chain.length === 0) return [];
+    chain.push(pid);
+    if (parent === null) break;
+    pid = parent;
   }
   return chain;
 }

@@ -4,7 +4,7 @@
  * `majordomus mcp`, so the server finds the peer whose recorded chain meets this one nearest to
  * the hook (issue 12's interface: `claims.list` with `as` and `pids`).
  */
-import { readFileSync } from 'node:fs';
+import { ancestry as processAncestry } from '../coordination/processes.js';
 import { MajordomusError } from '../errors.js';
 
 /** How far up the ancestry goes (what `claims.list` accepts). */
@@ -22,34 +22,12 @@ export function peerFromEnvironment(env: Readonly<Record<string, string | undefi
   return value;
 }
 
-/** The parent pid in `/proc/<pid>/stat`, or null. The name in parentheses may hold spaces and `)`. */
-export function parentOf(pid: number, procRoot = '/proc'): number | null {
-  let stat: string;
-  try {
-    stat = readFileSync(`${procRoot}/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  const fields = stat.slice(stat.lastIndexOf(')') + 1).trim().split(/\s+/);
-  const parent = Number(fields[1]);
-  return Number.isSafeInteger(parent) && parent > 0 ? parent : null;
-}
+export { parentOf } from '../coordination/processes.js';
 
 /**
  * The hook's ancestry, nearest first: `start` (our parent, the hook's shell), its parent, …, up to
- * `MAX_ANCESTRY` pids, stopping before pid 1 (every process descends from it, so it names nobody).
- * Empty on a system without `/proc`.
+ * `MAX_ANCESTRY` pids, stopping before pid 1. Empty on a system without `/proc`.
  */
 export function ancestry(start: number = process.ppid, procRoot = '/proc'): number[] {
-  const chain: number[] = [];
-  let pid = start;
-  while (pid > 1 && chain.length < MAX_ANCESTRY && !chain.includes(pid)) {
-    const parent = parentOf(pid, procRoot);
-    // The first unreadable: no /proc on this system. Later: the chain ends there.
-    if (parent === null && chain.length === 0) return [];
-    chain.push(pid);
-    if (parent === null) break;
-    pid = parent;
-  }
-  return chain;
+  return processAncestry(start, { max: MAX_ANCESTRY, procRoot });
 }

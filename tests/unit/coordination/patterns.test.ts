@@ -56,6 +56,11 @@ describe('normalisePattern', () => {
     expect(refusal(`${ROOT}-other/x`).message).toContain('is outside the checkout');
   });
 
+  it('refuses a negated pattern, which picomatch reads as everything else', () => {
+    expect(refusal('!src/**').message).toContain('is negated');
+    expect(refusal('./!x').message).toContain('is negated');
+  });
+
   it('refuses a path with a ".." segment, even one that would land inside', () => {
     expect(refusal('../x').message).toContain('"../x" is outside the checkout');
     expect(refusal('src/../a').message).toContain('"src/../a" is outside the checkout');
@@ -132,6 +137,12 @@ describe('patternsOverlap', () => {
     expect(both('src/a/x.ts', 'src/*')).toBe(true); // beneath src/a, which the glob matches
     expect(both('src/a/x.ts', 'src/*.md')).toBe(false);
     expect(both('docs/x.md', 'src/**')).toBe(false);
+    // The glob's fixed part sits above the literal, or a brace spans segments.
+    expect(both('src/a', 'src/*/x.ts')).toBe(true);
+    expect(both('src/a', 'src/*/x/*.ts')).toBe(true);
+    expect(both('src/a/b', 'src/{a/b,c}/*.ts')).toBe(true);
+    expect(both('lib/a', 'src/*/x.ts')).toBe(false);
+    expect(both('src/a/y.ts', 'src/*/x.ts')).toBe(false);
     expect(both('src/a', 'src/b/*')).toBe(false);
   });
 
