@@ -181,6 +181,7 @@ export async function main() {
     peers = new PipeRpc(peersProc);
     for (const name of ['none', 'claims']) await peerCall(peers, 'attach', { group: name, base: owners[name].base, token: owners[name].token, count: PEERS });
     filled = await peerCall(peers, 'claim', { group: 'claims', peers: PEERS, perPeer: PER_PEER }, 600_000);
+    if (filled.claim_notices !== filled.warnings) throw new Error(`${filled.warnings} overlap warnings but ${filled.claim_notices} claim notices arrived`);
     const listed = (await timedTool(owners.claims.rpc, 'majordomus_claims', {})).result.claims;
     if (listed.length !== plan.length || listed.some((c) => !c.live)) throw new Error(`the claims owner lists ${listed.length} claims (${listed.filter((c) => c.live).length} live), expected ${plan.length} live`);
     process.stderr.write(`coordination bench: ${plan.length} claims (${patterns} patterns) from ${PEERS} peers in ${filled.seconds} s, ${filled.warnings} overlap warnings\n`);
@@ -315,7 +316,7 @@ export async function main() {
   });
   console.log(
     [
-      `Coordination: ${plan.length} shared claims (${patterns} patterns) from ${PEERS} peers over /mcp, filled in ${filled.seconds} s (claim p50 ${fmt(filled.first_tenth_ms.p50, 1)} ms in the first tenth, ${fmt(filled.last_tenth_ms.p50, 1)} ms in the last; ${filled.warnings} overlap warnings, ${filled.claim_notices} claim notices received); load avg before ${machineBefore.loadavg['1m']}, after ${output.machine_after.loadavg['1m']}`,
+      `Coordination: ${plan.length} shared claims (${patterns} patterns) from ${PEERS} peers over /mcp, filled in ${filled.seconds} s (claim p50 ${fmt(filled.first_tenth_ms.p50, 1)} ms in the first tenth, ${fmt(filled.last_tenth_ms.p50, 1)} ms in the last; ${filled.warnings} overlap warnings, every one of them received as a claim notice by its holder); load avg before ${machineBefore.loadavg['1m']}, after ${output.machine_after.loadavg['1m']}`,
       table(['check paths', 'none p50 µs', 'none p95 µs', 'claims p50 µs', 'claims p95 µs', '× none p50', 'answer B none / claims', 'n'], checkRows),
       `in-process ClaimBoard.check of 100 paths: ${fmt(local100.none_ms_p50, 3)} ms with no claim, ${fmt(local100.claims_ms_p50, 3)} ms with ${plan.length} claims = ${local100.us_per_path} µs per path, ${local100.us_per_path_pattern} µs per path and pattern; filling the board took ${fmt(local100.fill_ms, 0)} ms (a claim ${local100.claim_ms_first_tenth_p50} ms in the first tenth, ${local100.claim_ms_last_tenth_p50} ms in the last)`,
       '',

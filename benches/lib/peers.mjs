@@ -9,7 +9,8 @@
  * Driven over stdin/stdout with newline JSON-RPC (the benchmark talks to it with `PipeRpc`):
  *   attach {group, base, token, count}          → {peers: ["p2", …]}
  *   claim {group, peers, perPeer}               → the claim plan (claim-plan.mjs) claimed, peer by
- *                                                  peer, each claim timed; refusals are errors
+ *                                                  peer, each claim timed; refusals are errors; then
+ *                                                  waits for a notice per overlap warned about
  *   messages.start {group, rate}                → each peer in turn sends to another, `rate` a second
  *                                                  in all; answers once the first notifications arrived
  *   messages.stop {group}                       → stops, waits (bounded) for every notification the
@@ -94,11 +95,25 @@ async function claim({ group, peers, perPeer }) {
     ms.push(performance.now() - t0);
     warnings += granted.warnings.length;
   }
+  const seconds = +((performance.now() - started) / 1000).toFixed(2);
+  // Every peer is attached, so every overlap warned about is a notice to its holder: wait for them all.
+  await withTimeout(
+    new Promise((resolve) => {
+      const poll = setInterval(() => {
+        if (g.notices.claim >= warnings) {
+          clearInterval(poll);
+          resolve();
+        }
+      }, 10);
+    }),
+    60_000,
+    `${warnings} claim notices (${g.notices.claim} arrived)`,
+  );
   const tenth = Math.max(1, Math.floor(ms.length / 10));
   return {
     claims: plan.length,
     warnings,
-    seconds: +((performance.now() - started) / 1000).toFixed(2),
+    seconds,
     first_tenth_ms: summarize(ms.slice(0, tenth)),
     last_tenth_ms: summarize(ms.slice(-tenth)),
     claim_notices: g.notices.claim,
