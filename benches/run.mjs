@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Runs the benchmarks by name (`http`, `shared`, `micro`, `harness`, `executor`; all of them when none is
+ * Runs the benchmarks by name (`http`, `shared`, `micro`, `harness`, `executor`, `coordination`; all of them when none is
  * named), one after another so they never load the machine together, and prints one combined
  * table at the end. `npm run bench -- shared` · `npx just bench harness`. Needs `npm run build` first.
  * Exit code: 0 when every bar holds, 1 when a bar misses, 2 for a usage error, 3 when a
@@ -16,6 +16,7 @@ const BENCHES = {
   micro: () => import('./micro.mjs'),
   harness: () => import('./harness.mjs'),
   executor: () => import('./executor.mjs'),
+  coordination: () => import('./coordination.mjs'),
 };
 
 async function main() {
