@@ -7,7 +7,8 @@
  */
 import { CapabilityError } from '../errors.js';
 import type { PeerClient } from '../peers/schema.js';
-import { coverTest, normalisePattern, patternsOverlap } from './patterns.js';
+import { PatternIndex } from './pattern-index.js';
+import { normalisePattern } from './patterns.js';
 import type { Claim, Overlap, PathPair } from './schemas.js';
 
 /** A claim as the journal keeps it. */
@@ -53,7 +54,6 @@ export interface ClaimBoardOptions {
 
 interface ClaimRecord extends StoredClaim {
   expiresAt: number;
-  covers: Array<(path: string) => boolean>;
 }
 
 function claimNumber(id: string): number {
@@ -62,6 +62,8 @@ function claimNumber(id: string): number {
 
 export class ClaimBoard {
   readonly #claims = new Map<string, ClaimRecord>();
+  /** Every live claim's patterns, by claim id: what a check or a new claim meets. */
+  readonly #index = new PatternIndex<string>();
   readonly #root: string;
   readonly #isLive: (peer: string) => boolean;
   readonly #record: (event: ClaimEvent) => void;
@@ -85,7 +87,7 @@ export class ClaimBoard {
     this.reserveIds(claimNumber(claim.id));
     const expiresAt = Date.parse(claim.expires_at);
     if (!(expiresAt > this.#now())) return;
-    this.#claims.set(claim.id, { ...claim, expiresAt, covers: claim.paths.map(coverTest) });
+    this.#keep({ ...claim, expiresAt });
   }
 
   /** Re-applies a journalled renewal or release while restoring. */
@@ -94,7 +96,7 @@ export class ClaimBoard {
       const claim = this.#claims.get(id);
       if (!claim) continue;
       if (event.event === 'release') {
-        this.#claims.delete(id);
+        this.#drop(id);
       } else {
         claim.expires_at = event.expires_at;
         claim.expiresAt = Date.parse(event.expires_at);
@@ -123,7 +125,7 @@ export class ClaimBoard {
       created_at: new Date(at).toISOString(),
       expires_at: new Date(at + request.ttl_seconds * 1000).toISOString(),
     };
-    this.#claims.set(stored.id, { ...stored, expiresAt: at + request.ttl_seconds * 1000, covers: paths.map(coverTest) });
+    this.#keep({ ...stored, expiresAt: at + request.ttl_seconds * 1000 });
     this.#record({ event: 'claim', claim: stored });
     return { claim: this.#view(this.#claims.get(stored.id) as ClaimRecord), warnings: overlaps };
   }
@@ -179,10 +181,10 @@ export class ClaimBoard {
   /** Which claims cover each path (the paths normalised as claims are). */
   check(paths: readonly string[]): Array<{ path: string; claims: Claim[] }> {
     this.#sweep();
-    const all = [...this.#claims.values()];
     return paths.map((asked) => {
       const path = normalisePattern(this.#root, asked);
-      return { path, claims: all.filter((c) => c.covers.some((covers) => covers(path))).map((c) => this.#view(c)) };
+      const claims = [...this.#index.covering(path)].sort((a, b) => claimNumber(a) - claimNumber(b));
+      return { path, claims: claims.map((id) => this.#view(this.#claims.get(id) as ClaimRecord)) };
     });
   }
 
@@ -209,25 +211,46 @@ export class ClaimBoard {
   #end(claims: readonly ClaimRecord[], reason: ReleaseReason, by?: string): string[] {
     if (claims.length === 0) return [];
     const ids = claims.map((c) => c.id);
-    for (const id of ids) this.#claims.delete(id);
+    for (const id of ids) this.#drop(id);
     this.#record({ event: 'release', ids, reason, ...(by === undefined ? {} : { by }) });
     return ids;
   }
 
   /** Expired claims go before anything reads the board (the timer only journals them sooner). */
   #sweep(): void {
-    this.expire();
+    const now = this.#now();
+    for (const claim of this.#claims.values()) {
+      if (claim.expiresAt <= now) {
+        this.expire();
+        return;
+      }
+    }
+  }
+
+  #keep(claim: ClaimRecord): void {
+    this.#claims.set(claim.id, claim);
+    this.#index.add(claim.id, claim.paths);
+  }
+
+  #drop(id: string): void {
+    this.#claims.delete(id);
+    this.#index.remove(id);
   }
 
   #overlapsWith(peer: string, paths: readonly string[]): Overlap[] {
-    const overlaps: Overlap[] = [];
-    for (const other of this.#claims.values()) {
-      if (other.peer === peer) continue;
-      const pairs: PathPair[] = [];
-      for (const yours of paths) {
-        for (const theirs of other.paths) if (patternsOverlap(yours, theirs)) pairs.push({ yours, theirs });
+    const pairsByClaim = new Map<string, PathPair[]>();
+    for (const yours of paths) {
+      for (const { owner, theirs } of this.#index.overlapping(yours)) {
+        const pairs = pairsByClaim.get(owner) ?? [];
+        pairs.push({ yours, theirs });
+        pairsByClaim.set(owner, pairs);
       }
-      if (pairs.length === 0) continue;
+    }
+    const overlaps: Overlap[] = [];
+    // In claim order, as the list shows them.
+    for (const other of this.#claims.values()) {
+      const pairs = pairsByClaim.get(other.id);
+      if (!pairs || other.peer === peer) continue;
       overlaps.push({
         claim: other.id,
         peer: other.peer,

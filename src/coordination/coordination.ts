@@ -107,6 +107,8 @@ export class Coordination implements CoordinationAccess {
     this.#closed = true;
     if (this.#sweep) clearInterval(this.#sweep);
     this.#sweep = null;
+    this.#claimJournal?.close();
+    this.#messageJournal?.close();
   }
 
   /** A peer left the board: its claims end with it. */
@@ -211,7 +213,7 @@ export class Coordination implements CoordinationAccess {
   }
 
   #clientOf(peer: string): PeerClient {
-    return this.#board.list().find((p) => p.id === peer)?.client ?? { name: 'unknown', version: '' };
+    return this.#board.clientOf(peer) ?? { name: 'unknown', version: '' };
   }
 
   #journal(journal: Journal | null, event: ClaimEvent | MessageEvent): void {

@@ -1,18 +1,18 @@
 /**
  * The history of claims and messages: JSON lines under `<local>/coordination/`, appended as things
  * happen, so a successor restores the state after a takeover and a person can read what happened.
- * Each event is on disk before its caller is answered (a synchronous append of one line, tens of
- * microseconds): a server killed the moment after it answered has still kept what it answered
- * about. The files are the user's (mode 0600: messages may say anything).
+ * Each event is written before its caller is answered (one synchronous write of one line to a file
+ * kept open for appending): a server killed the moment after it answered has still kept what it
+ * answered about. The files are the user's (mode 0600: messages may say anything).
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { log } from '../log.js';
 
 export class Journal {
   readonly path: string;
-  #ready = false;
+  #fd: number | null = null;
   #warned = false;
 
   constructor(path: string) {
@@ -22,15 +22,22 @@ export class Journal {
   /** Appends one event (an object that serialises to one line). */
   append(entry: object): void {
     try {
-      if (!this.#ready) mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-      this.#ready = true;
-      appendFileSync(this.path, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+      if (this.#fd === null) {
+        mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+        this.#fd = openSync(this.path, 'a', 0o600);
+      }
+      writeSync(this.#fd, `${JSON.stringify(entry)}\n`);
     } catch (error) {
       // The state in memory still serves; only the history is incomplete. Said once, not per event.
       if (this.#warned) return;
       this.#warned = true;
       log.warn(`cannot append to ${this.path}: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+
+  close(): void {
+    if (this.#fd !== null) closeSync(this.#fd);
+    this.#fd = null;
   }
 }
 

@@ -8,10 +8,28 @@ import picomatch from 'picomatch';
 import { CapabilityError } from '../errors.js';
 
 const matchers = new Map<string, (path: string) => boolean>();
+const scans = new Map<string, { isGlob: boolean; base: string; parts: string[] }>();
 const MAX_CACHED = 10_000;
 
+/** What picomatch reads in a pattern, kept: scanning costs microseconds, claims compare often. */
+function scanOf(pattern: string): { isGlob: boolean; base: string; parts: string[] } {
+  let scan = scans.get(pattern);
+  if (!scan) {
+    if (scans.size >= MAX_CACHED) scans.clear();
+    const scanned = picomatch.scan(pattern, { parts: true });
+    scan = { isGlob: scanned.isGlob, base: scanned.isGlob ? scanned.base : pattern, parts: scanned.parts ?? pattern.split('/') };
+    scans.set(pattern, scan);
+  }
+  return scan;
+}
+
 export function isGlob(pattern: string): boolean {
-  return picomatch.scan(pattern).isGlob;
+  return scanOf(pattern).isGlob;
+}
+
+/** The literal directories before a glob's first wildcard; a plain path is its own base. */
+export function staticBase(pattern: string): string {
+  return scanOf(pattern).base;
 }
 
 /**
@@ -43,7 +61,9 @@ function matcherOf(glob: string): (path: string) => boolean {
   let match = matchers.get(glob);
   if (!match) {
     if (matchers.size >= MAX_CACHED) matchers.clear();
-    match = picomatch(glob, { dot: true });
+    // The compiled expression itself: picomatch's matcher function builds a result per call.
+    const expression = picomatch.makeRe(glob, { dot: true });
+    match = (path) => expression.test(path);
     matchers.set(glob, match);
   }
   return match;
@@ -78,7 +98,7 @@ export function coverTest(pattern: string): (path: string) => boolean {
  * brace holding a `/`, may reach anywhere below; a glob longer than the literal reaches beneath it.
  */
 function globReaches(glob: string, literal: string): boolean {
-  const parts = picomatch.scan(glob, { parts: true }).parts ?? glob.split('/');
+  const { parts } = scanOf(glob);
   const names = literal === '' ? [] : literal.split('/');
   for (const [index, name] of names.entries()) {
     const part = parts[index];
@@ -107,8 +127,8 @@ export function patternsOverlap(a: string, b: string): boolean {
   if (!aGlob && !bGlob) return within(a, b) || within(b, a);
   if (!aGlob) return patternCovers(b, a) || globReaches(b, a);
   if (!bGlob) return patternCovers(a, b) || globReaches(a, b);
-  const aBase = picomatch.scan(a).base;
-  const bBase = picomatch.scan(b).base;
+  const aBase = staticBase(a);
+  const bBase = staticBase(b);
   if (!within(aBase, bBase) && !within(bBase, aBase)) return false;
   const aSuffix = literalSuffix(a);
   const bSuffix = literalSuffix(b);

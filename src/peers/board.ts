@@ -111,6 +111,11 @@ export class PeerBoard implements PeerAccess {
     if (peer) peer.lastSeen = this.#now();
   }
 
+  clientOf(id: string): PeerClient | undefined {
+    const client = this.#peers.get(id)?.client;
+    return client ? { ...client } : undefined;
+  }
+
   /** Where the peer's agent runs, when its client said (stdio clients do). */
   processOf(id: string): PeerProcess | undefined {
     return this.#peers.get(id)?.process;
