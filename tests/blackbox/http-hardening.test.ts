@@ -19,7 +19,7 @@
  *   other peers are listed there.
  */
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createFixtureRepo } from '../helpers/fixture-repo.js';
 import { rawRequest, startServe, type RawResponse, type ServeProcess } from '../helpers/serve.js';
 import { withTimeout } from '../helpers/wait.js';
@@ -44,6 +44,31 @@ async function serve(options: { args?: string[]; env?: Record<string, string> } 
   });
   return server;
 }
+
+/**
+ * One `serve --port 0` with the default settings, started by the first test that asks for it, for
+ * the tests that only send requests it must refuse or answer and count no peers: a server each
+ * would prove nothing more. A test that counts the board, or needs other options, starts its own.
+ */
+let shared: Promise<ServeProcess> | undefined;
+const sharedCleanups: Array<() => Promise<void>> = [];
+
+function sharedServe(): Promise<ServeProcess> {
+  shared ??= (async () => {
+    const repo = await createFixtureRepo({ files: LAYER_FILES });
+    sharedCleanups.push(() => repo.cleanup());
+    const server = await startServe({ cwd: repo.root, args: ['--port', '0'] });
+    sharedCleanups.push(async () => {
+      await server.stop();
+    });
+    return server;
+  })();
+  return shared;
+}
+
+afterAll(async () => {
+  for (const cleanup of sharedCleanups.splice(0).reverse()) await cleanup();
+});
 
 function expectRefusal(res: RawResponse, status: number, code: string): void {
   expect({ status: res.status, body: res.text }).toMatchObject({ status });
@@ -73,7 +98,7 @@ function nested(depth: number): string {
 
 describe('access', () => {
   it('serves the layer\'s read-only surface without a token on loopback', async () => {
-    const server = await serve();
+    const server = await sharedServe();
     for (const path of ['/', '/openapi.json', '/docs', '/api/v1/objects', '/api/v1/search?query=modules', '/api/v1/capabilities', '/api/v1/health/live']) {
       expect((await rawRequest({ port: server.port, path })).status, path).toBe(200);
     }
@@ -113,7 +138,7 @@ describe('access', () => {
 
 describe('requests a careless client gets wrong', () => {
   it('answers 405 with the allowed methods in Allow', async () => {
-    const server = await serve();
+    const server = await sharedServe();
     const cases: Array<[string, string, string]> = [
       ['PUT', '/api/v1/objects', 'GET, HEAD'],
       ['GET', '/api/v1/peers/announce', 'POST'],
@@ -128,7 +153,7 @@ describe('requests a careless client gets wrong', () => {
   });
 
   it('refuses a body that is not sent as application/json with 415, on REST and on /mcp', async () => {
-    const server = await serve();
+    const server = await sharedServe();
     for (const contentType of [undefined, 'text/plain', 'application/x-www-form-urlencoded', 'application/jsonp']) {
       const headers = { ...server.auth, ...(contentType ? { 'Content-Type': contentType } : {}) };
       expectRefusal(await rawRequest({ port: server.port, method: 'POST', path: '/api/v1/peers/announce', body: '{"intent":"x"}', headers }), 415, 'unsupported_media_type');
@@ -146,7 +171,7 @@ describe('requests a careless client gets wrong', () => {
   });
 
   it('refuses a body that is not UTF-8 instead of decoding it lossily', async () => {
-    const server = await serve();
+    const server = await sharedServe();
     const bytes = Buffer.concat([Buffer.from('{"intent":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')]);
     const rest = await rawRequest({ port: server.port, method: 'POST', path: '/api/v1/peers/announce', body: bytes, headers: { ...JSON_TYPE, ...server.auth } });
     expectRefusal(rest, 400, 'invalid_json');
@@ -164,7 +189,7 @@ describe('requests a careless client gets wrong', () => {
   });
 
   it('refuses __proto__ in a query string like any unknown parameter', async () => {
-    const server = await serve();
+    const server = await sharedServe();
     for (const query of ['__proto__=x&__proto__=y', '__proto__=x', 'constructor=x', 'kind=rule&__proto__[kind]=adr']) {
       const res = await rawRequest({ port: server.port, path: `/api/v1/objects?${query}` });
       expectRefusal(res, 400, 'invalid_input');
@@ -173,7 +198,7 @@ describe('requests a careless client gets wrong', () => {
   });
 
   it('refuses arguments nested 10,000 deep at the edge, answering at once, and serves on', async () => {
-    const server = await serve();
+    const server = await sharedServe();
     const body = `{"intent":"deep","paths":${nested(10_000)}}`;
     const rest = await withTimeout(
       rawRequest({ port: server.port, method: 'POST', path: '/api/v1/peers/announce', body, headers: { ...JSON_TYPE, ...server.auth } }),
@@ -204,7 +229,7 @@ describe('requests a careless client gets wrong', () => {
   });
 
   it('keeps a keep-alive connection usable after a HEAD', async () => {
-    const server = await serve();
+    const server = await sharedServe();
     const socket = connect(server.port, '127.0.0.1');
     cleanups.push(async () => {
       socket.destroy();

@@ -21,7 +21,7 @@
  * - a broken stdout pipe ends the process with exit 0 and no crash trace.
  */
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { spawnCli, type CliProcess } from '../helpers/cli.js';
 import { createFixtureRepo, type FixtureRepo } from '../helpers/fixture-repo.js';
 import { connectMcp, type McpConnection } from '../helpers/mcp-client.js';
@@ -59,23 +59,27 @@ const MODES = [
 type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown> };
 
 describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args, mayWriteLocal }) => {
+  // One server and one session serve every test of this block but the last: each test reads or
+  // is refused, and a server started per test would prove nothing more (the session is the only
+  // client, so it stays p1 throughout). The last test needs a checkout no server has touched yet.
   let repo: FixtureRepo | undefined;
   let connection: McpConnection | undefined;
 
-  beforeEach(async () => {
+  beforeAll(async () => {
     repo = await createFixtureRepo({ files: FILES });
+    connection = await connectMcp({ cwd: repo.root, standalone, args });
   });
 
-  afterEach(async () => {
+  afterAll(async () => {
     await connection?.close();
     connection = undefined;
     await repo?.cleanup();
     repo = undefined;
   });
 
-  async function connect(): Promise<McpConnection> {
-    connection = await connectMcp({ cwd: repo!.root, standalone, args });
-    return connection;
+  /** This block's session (started once, in beforeAll). */
+  function session(): McpConnection {
+    return connection!;
   }
 
   async function call(name: string, args: Record<string, unknown> = {}): Promise<ToolResult> {
@@ -93,7 +97,7 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   }
 
   it('names its own peer id p1 in the initialize instructions', async () => {
-    const { client } = await connect();
+    const { client } = session();
     expect(client.getServerVersion()?.name).toBe('majordomus');
     expect(client.getInstructions()).toContain('You are peer p1.');
     expect(client.getInstructions()).toContain('majordomus_announce');
@@ -101,7 +105,7 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it('lists every builtin tool, read-only for queries and not for the commands, with the effects each declares', async () => {
-    const { client } = await connect();
+    const { client } = session();
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(BUILTIN_TOOLS);
     const commands = [
@@ -136,7 +140,7 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it('lists every layer object as a resource, after the inbox and the sessions index', async () => {
-    const { client } = await connect();
+    const { client } = session();
     const { resources } = await client.listResources();
     expect(resources.map((r) => r.uri)).toEqual([
       'majordomus://inbox',
@@ -150,13 +154,12 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it('reads a rule as a resource with its Markdown text', async () => {
-    const { client } = await connect();
+    const { client } = session();
     const { contents } = await client.readResource({ uri: RULE_URI });
     expect(contents).toEqual([{ uri: RULE_URI, mimeType: 'text/markdown', text: RULE }]);
   });
 
   it('answers majordomus_info with the state, the counts by kind and no diagnostics', async () => {
-    await connect();
     const result = await call('majordomus_info');
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({
@@ -170,7 +173,6 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it('answers majordomus_list with only the objects of the kind asked for', async () => {
-    await connect();
     const rules = await call('majordomus_list', { kind: 'rule' });
     expect(rules.structuredContent).toEqual({
       objects: [
@@ -191,7 +193,6 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it('answers majordomus_get with the object and its content', async () => {
-    await connect();
     const result = await call('majordomus_get', { uri: 'majordomus://skill/review' });
     expect(result.structuredContent).toMatchObject({
       uri: 'majordomus://skill/review',
@@ -205,7 +206,6 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it('answers majordomus_search with the matching object first', async () => {
-    await connect();
     const result = await call('majordomus_search', { query: 'small modules' });
     const hits = result.structuredContent?.hits as Array<{ uri: string; score: number }>;
     expect(hits[0]?.uri).toBe(RULE_URI);
@@ -214,7 +214,7 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it('answers majordomus_capabilities with every capability of the registry, each tool of tools/list among them', async () => {
-    const { client } = await connect();
+    const { client } = session();
     const { tools } = await client.listTools();
     const result = await call('majordomus_capabilities');
     type Listed = { id: string; kind: string; title: string; stability: string; exposure: { mcp?: { tool?: string } } };
@@ -245,7 +245,6 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it('answers majordomus_capability with the annotations and schemas of one capability', async () => {
-    await connect();
     const result = await call('majordomus_capability', { id: 'objects.search' });
     expect(result.structuredContent).toMatchObject({
       id: 'objects.search',
@@ -256,7 +255,6 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it('answers majordomus_peers with itself as peer p1', async () => {
-    await connect();
     const result = await call('majordomus_peers');
     expect(result.structuredContent).toMatchObject({
       you: 'p1',
@@ -265,7 +263,6 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it('shows an announcement made with majordomus_announce in majordomus_peers', async () => {
-    await connect();
     const announced = await call('majordomus_announce', { intent: 'refactor the parser', paths: ['src/parser', 'src/index.ts'] });
     expect(announced.isError).toBeFalsy();
     expect(announced.structuredContent).toMatchObject({
@@ -280,13 +277,13 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it('refuses an unknown tool with a JSON-RPC error naming it', async () => {
-    const { client } = await connect();
+    const { client } = session();
     const error = await rpcError(() => client.callTool({ name: 'majordomus_nope', arguments: {} }));
     expect(error.message).toContain('majordomus_nope');
   });
 
   it('refuses arguments that fail the input schema with -32602', async () => {
-    const { client } = await connect();
+    const { client } = session();
     const blank = await rpcError(() => client.callTool({ name: 'majordomus_search', arguments: { query: '   ' } }));
     expect(blank.code).toBe(-32602);
     expect(blank.message).toContain('blank');
@@ -298,7 +295,6 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it('answers majordomus_get of an unknown URI with an isError result and a readable text', async () => {
-    await connect();
     const result = await call('majordomus_get', { uri: 'majordomus://rule/does-not-exist' });
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toBeUndefined();
@@ -307,13 +303,13 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it('refuses resources/read of an unknown URI with a JSON-RPC error', async () => {
-    const { client } = await connect();
+    const { client } = session();
     const error = await rpcError(() => client.readResource({ uri: 'majordomus://rule/does-not-exist' }));
     expect(error.message).toContain('majordomus://rule/does-not-exist');
   });
 
   it('keeps answering after every kind of refusal', async () => {
-    const { client } = await connect();
+    const { client } = session();
     await rpcError(() => client.callTool({ name: 'majordomus_nope', arguments: {} }));
     await rpcError(() => client.callTool({ name: 'majordomus_search', arguments: { query: '' } }));
     await rpcError(() => client.callTool({ name: 'majordomus_list', arguments: { kind: 'nope' } }));
@@ -325,33 +321,42 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
   });
 
   it(`leaves every tracked file byte-for-byte unchanged${mayWriteLocal ? ' and writes nothing outside .ai/local' : ' and writes no .ai/local'}`, async () => {
-    const before = await treeState(repo!.root);
-    expect(before.localExists).toBe(false);
-    const { client } = await connect();
-    await client.listTools();
-    await client.listResources();
-    await client.readResource({ uri: RULE_URI });
-    for (const [name, args] of [
-      ['majordomus_info', {}],
-      ['majordomus_list', { kind: 'rule' }],
-      ['majordomus_get', { uri: RULE_URI }],
-      ['majordomus_get', { uri: 'majordomus://rule/nope' }],
-      ['majordomus_search', { query: 'modules' }],
-      ['majordomus_capabilities', {}],
-      ['majordomus_capability', { id: 'peers.announce' }],
-      ['majordomus_announce', { intent: 'edit', paths: ['.ai/repo'] }],
-      ['majordomus_peers', {}],
-    ] as const) {
-      await call(name, args);
-    }
-    await connection!.close();
-    const after = await treeState(repo!.root);
-    expect(after.tracked).toEqual(before.tracked);
-    if (mayWriteLocal) {
-      expect(statusOutside(after, '.ai/local/')).toEqual(statusOutside(before, '.ai/local/'));
-    } else {
-      expect(after.status).toBe(before.status);
-      expect(after.localExists).toBe(false);
+    // A checkout of its own: the shared one already holds the lease of this block's server.
+    const fresh = await createFixtureRepo({ files: FILES });
+    let own: McpConnection | undefined;
+    try {
+      const before = await treeState(fresh.root);
+      expect(before.localExists).toBe(false);
+      own = await connectMcp({ cwd: fresh.root, standalone, args });
+      const { client } = own;
+      await client.listTools();
+      await client.listResources();
+      await client.readResource({ uri: RULE_URI });
+      for (const [name, args] of [
+        ['majordomus_info', {}],
+        ['majordomus_list', { kind: 'rule' }],
+        ['majordomus_get', { uri: RULE_URI }],
+        ['majordomus_get', { uri: 'majordomus://rule/nope' }],
+        ['majordomus_search', { query: 'modules' }],
+        ['majordomus_capabilities', {}],
+        ['majordomus_capability', { id: 'peers.announce' }],
+        ['majordomus_announce', { intent: 'edit', paths: ['.ai/repo'] }],
+        ['majordomus_peers', {}],
+      ] as const) {
+        await client.callTool({ name, arguments: args });
+      }
+      await own.close();
+      const after = await treeState(fresh.root);
+      expect(after.tracked).toEqual(before.tracked);
+      if (mayWriteLocal) {
+        expect(statusOutside(after, '.ai/local/')).toEqual(statusOutside(before, '.ai/local/'));
+      } else {
+        expect(after.status).toBe(before.status);
+        expect(after.localExists).toBe(false);
+      }
+    } finally {
+      await own?.close();
+      await fresh.cleanup();
     }
   });
 });
