@@ -45,7 +45,10 @@ export function clientConfigs(launcher: string): ClientConfig[] {
       format: 'toml',
       files: ['.codex/config.toml'],
       path: ['mcp_servers', 'majordomus'],
-      entry: { command: launcher, args: [], startup_timeout_sec: CODEX_STARTUP_TIMEOUT_SEC },
+      // required: Codex otherwise sends its first model request without waiting for the server, so
+      // a one-shot `codex exec` never sees majordomus's tools; a launcher that cannot start is then
+      // said at once instead of silently missing.
+      entry: { command: launcher, args: [], startup_timeout_sec: CODEX_STARTUP_TIMEOUT_SEC, required: true },
     },
     {
       client: 'opencode',
