@@ -75,7 +75,9 @@ async function planClient(root: string, config: ClientConfig, force: boolean): P
     }
   }
   if (config.format === 'json') {
-    const merge = before === null ? { text: freshJson(config.fresh), conflict: null } : mergeJsonEntry(path, before, config.path, config.entry, force);
+    // An empty file (touched, never written) is as good as none.
+    const merge =
+      before === null || before.trim() === '' ? { text: freshJson(config.fresh), conflict: null } : mergeJsonEntry(path, before, config.path, config.entry, force);
     return { ...planned(path, before, merge), client: config.client };
   }
   const merge = before === null ? { text: renderTomlTable(config.path, config.entry), conflict: null } : mergeTomlTable(path, before, config.path, config.entry, force);
