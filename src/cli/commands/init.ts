@@ -87,7 +87,8 @@ function report(plan: InitPlan, guardLine: string, guardChanged: boolean): strin
   const width = Math.max(...plan.files.map((file) => file.path.length)) + 2;
   const lines = [`majordomus init in ${plan.root}`, ...plan.files.map((file) => fileLine(file, width)), guardLine];
   const changed = plan.files.some((file) => file.state !== 'unchanged') || guardChanged;
-  lines.push(changed ? 'done: start a client (claude, codex, gemini, opencode) anywhere in the repository' : 'up to date: nothing to change');
+  // Gemini CLI reads .gemini/settings.json only in the directory it starts in (docs/INIT.md).
+  lines.push(changed ? 'done: start claude, codex or opencode anywhere in the repository, gemini at its root' : 'up to date: nothing to change');
   return lines;
 }
 
