@@ -18,7 +18,9 @@
  *   MAJ_CONFIG_UNPARSABLE (exit 10) naming the file and where, nothing written;
  * - .codex/config.toml with comments and other tables: the table is appended and everything
  *   else is byte-identical; with --force an existing table between others is replaced in place;
- * - the git guard: --guard installs both hooks (a second run says installed already);
+ * - the git guard: --guard installs both hooks (a second run says installed already), keeps a
+ *   hook of yours running first, and a refused install is exit 10 after the files were written;
+ *   --dry-run --guard installs nothing;
  *   non-interactive without a flag prints the one command; on a terminal it asks and a "y"
  *   installs; --guard with --no-guard is MAJ_USAGE;
  * - outside a git work tree without --repo: MAJ_NOT_A_REPOSITORY (exit 12); with --repo a plain
@@ -304,6 +306,34 @@ describe('majordomus init and the git guard', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('git guard: installed already');
     expect(again.stdout).toContain('up to date: nothing to change');
+  });
+
+  it('--guard keeps a hook of yours running first, and a guard it cannot install safely is exit 10 with the files written', async () => {
+    const repo = await bareRepo();
+    await mkdir(join(repo.root, '.git/hooks'), { recursive: true });
+    await writeFile(join(repo.root, '.git/hooks/pre-commit'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const moved = await init(repo.root, ['--guard']);
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(moved.stdout).toContain('git guard: installed (pre-commit, pre-push); your own pre-commit hook still runs first (moved to <name>.user)');
+    expect(await read(repo.root, '.git/hooks/pre-commit.user')).toBe('#!/bin/sh\nexit 0\n');
+
+    const other = await bareRepo();
+    await mkdir(join(other.root, '.git/hooks'), { recursive: true });
+    await writeFile(join(other.root, '.git/hooks/pre-push'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    await writeFile(join(other.root, '.git/hooks/pre-push.user'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const refused = await init(other.root, ['--guard']);
+    expect(refused.code).toBe(10);
+    expect(refused.stdout).toContain('git guard: NOT installed: ');
+    expect(refused.stderr).toContain('the git guard was not installed');
+    expect(existsSync(join(other.root, '.mcp.json'))).toBe(true);
+  });
+
+  it('--dry-run --guard says it would install it and installs nothing', async () => {
+    const repo = await bareRepo();
+    const result = await init(repo.root, ['--dry-run', '--guard']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('dry run: git guard: would be installed; nothing was written');
+    expect(existsSync(join(repo.root, '.git/hooks/pre-commit'))).toBe(false);
   });
 
   it('without a flag and without a terminal prints the one command that installs it', async () => {

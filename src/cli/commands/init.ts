@@ -59,10 +59,8 @@ function interactive(): boolean {
 
 /** The guard's line of the report; installs it when chosen. Answers whether a requested install failed. */
 async function offerGuard(root: string, choice: GuardChoice, state: GuardState, dryRun: boolean): Promise<{ line: string; failed: boolean }> {
-  if (state === 'no-git') {
-    if (choice === 'install') throw new MajordomusError('MAJ_NOT_A_REPOSITORY', `${root} is not a git work tree, so the git guard cannot be installed; nothing was written`);
-    return { line: 'git guard: not offered (not a git work tree)', failed: false };
-  }
+  // (--guard outside git was refused before anything was written.)
+  if (state === 'no-git') return { line: 'git guard: not offered (not a git work tree)', failed: false };
   if (state === 'installed') return { line: 'git guard: installed already', failed: false };
   if (dryRun) {
     return { line: choice === 'install' ? 'git guard: would be installed' : `git guard: not installed; to install it: ${INSTALL_COMMAND}`, failed: false };
