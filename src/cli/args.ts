@@ -30,6 +30,10 @@ const OPTIONS = {
   'base-url': { type: 'string' },
   'api-key-env': { type: 'string' },
   hooks: { type: 'string' },
+  force: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  guard: { type: 'boolean' },
+  'no-guard': { type: 'boolean' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -43,6 +47,7 @@ export const COMMANDS = {
   generate: ['check'],
   exec: ['json', 'resume', 'model', 'mode', 'max-turns', 'context-tokens', 'base-url', 'api-key-env'],
   guard: ['mode', 'hooks', 'format'],
+  init: ['force', 'dry-run', 'guard', 'no-guard'],
 } as const satisfies Record<string, readonly OptionName[]>;
 
 export type CommandName = keyof typeof COMMANDS;

@@ -58,6 +58,11 @@ export interface ToolCallReply extends ReplyBase {
   input: Record<string, unknown>;
   /** The call id the client echoes with the tool's result. Default `call_scripted_<n>`. */
   id?: string;
+  /**
+   * OpenAI Responses only: the `namespace` tool the function belongs to (Codex declares an MCP
+   * server's tools inside a namespace `mcp__<server>` and routes a call by both names).
+   */
+  namespace?: string;
 }
 
 /**
@@ -543,7 +548,15 @@ function responsesItem(reply: ModelReply, n: number): Record<string, unknown> & 
   if (reply.kind === 'text') {
     return { id: `msg_scripted_${n}`, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: reply.text, annotations: [] }] };
   }
-  return { id: `fc_scripted_${n}`, type: 'function_call', status: 'completed', call_id: callId(reply, n), name: reply.name, arguments: JSON.stringify(reply.input) };
+  return {
+    id: `fc_scripted_${n}`,
+    type: 'function_call',
+    status: 'completed',
+    call_id: callId(reply, n),
+    name: reply.name,
+    ...(reply.namespace === undefined ? {} : { namespace: reply.namespace }),
+    arguments: JSON.stringify(reply.input),
+  };
 }
 
 function responsesUsage(reply: ModelReply): Record<string, unknown> {

@@ -1,0 +1,105 @@
+/**
+ * What `init` would write, computed before anything is written: every file's text before and
+ * after, and every conflict. All or nothing — the command writes only a plan without conflicts
+ * (or with `--force`), so a refusal never leaves a half-initialised repository.
+ */
+import { lstat, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MajordomusError, errorMessage } from '../errors.js';
+import { readManifest } from '../layer/manifest.js';
+import { clientConfigs, type ClientConfig } from './clients.js';
+import { mergeIgnoreLine } from './gitignore.js';
+import { freshJson, mergeJsonEntry } from './json-config.js';
+import { MANIFEST_FILE, minimalManifest } from './manifest-file.js';
+import type { EntryMerge } from './merge.js';
+import { mergeTomlTable, renderTomlTable } from './toml-config.js';
+
+export type FileState = 'created' | 'updated' | 'unchanged';
+
+/** One file of the plan. */
+export interface PlannedFile {
+  /** Relative to the root, `/` separators. */
+  path: string;
+  /** null: the file does not exist yet. */
+  before: string | null;
+  after: string;
+  state: FileState;
+  /** The client this file configures, if it is a client configuration. */
+  client?: string;
+  /** A differing entry of ours that is (with --force) or would be (without) replaced: what it held. */
+  conflict: string | null;
+}
+
+export interface InitPlan {
+  root: string;
+  files: PlannedFile[];
+  /** The planned files whose conflict `--force` was not given for. */
+  conflicts: PlannedFile[];
+}
+
+export interface PlanOptions {
+  /** The absolute real path of the launcher the configurations name. */
+  launcher: string;
+  force: boolean;
+}
+
+/** A file's text, or null when there is none; anything but a regular file is refused. */
+async function readText(root: string, path: string): Promise<string | null> {
+  const full = join(root, path);
+  let info;
+  try {
+    info = await lstat(full);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new MajordomusError('MAJ_CONFIG_UNPARSABLE', `${path}: cannot be read (${errorMessage(error)}); nothing was written`);
+  }
+  if (info.isSymbolicLink()) throw new MajordomusError('MAJ_CONFIG_UNPARSABLE', `${path}: is a symbolic link; init edits regular files only, nothing was written`);
+  if (!info.isFile()) throw new MajordomusError('MAJ_CONFIG_UNPARSABLE', `${path}: is not a regular file; nothing was written`);
+  return readFile(full, 'utf8');
+}
+
+function planned(path: string, before: string | null, merge: EntryMerge): PlannedFile {
+  const state: FileState = before === null ? 'created' : merge.text === before ? 'unchanged' : 'updated';
+  return { path, before, after: merge.text, state, conflict: merge.conflict };
+}
+
+async function planClient(root: string, config: ClientConfig, force: boolean): Promise<PlannedFile> {
+  let path = config.files[0] as string;
+  let before: string | null = null;
+  for (const candidate of config.files) {
+    const text = await readText(root, candidate);
+    if (text !== null) {
+      path = candidate;
+      before = text;
+      break;
+    }
+  }
+  if (config.format === 'json') {
+    // An empty file (touched, never written) is as good as none.
+    const merge =
+      before === null || before.trim() === '' ? { text: freshJson(config.fresh), conflict: null } : mergeJsonEntry(path, before, config.path, config.entry, force);
+    return { ...planned(path, before, merge), client: config.client };
+  }
+  const merge = before === null ? { text: renderTomlTable(config.path, config.entry), conflict: null } : mergeTomlTable(path, before, config.path, config.entry, force);
+  return { ...planned(path, before, merge), client: config.client };
+}
+
+/** The plan for `root`: the manifest (when there is no layer), .gitignore, the four configurations. */
+export async function planInit(root: string, options: PlanOptions): Promise<InitPlan> {
+  const files: PlannedFile[] = [];
+  const manifest = await readText(root, MANIFEST_FILE);
+  let localPath: string;
+  if (manifest === null) {
+    const text = minimalManifest();
+    files.push({ path: MANIFEST_FILE, before: null, after: text, state: 'created', conflict: null });
+    localPath = '.ai/local';
+  } else {
+    // A layer is there already: left alone, but it names the directory to ignore.
+    localPath = (await readManifest(join(root, MANIFEST_FILE))).localPath;
+    files.push({ path: MANIFEST_FILE, before: manifest, after: manifest, state: 'unchanged', conflict: null });
+  }
+  const ignore = await readText(root, '.gitignore');
+  files.push(planned('.gitignore', ignore, { text: mergeIgnoreLine(ignore, localPath), conflict: null }));
+  for (const config of clientConfigs(options.launcher)) files.push(await planClient(root, config, options.force));
+  return { root, files, conflicts: options.force ? [] : files.filter((file) => file.conflict !== null) };
+}
