@@ -6,6 +6,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { MajordomusError } from './errors.js';
+import { DEFAULT_PORT } from './http/address.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -30,6 +31,12 @@ export interface Settings {
    * that capability throw an unexpected error, which every transport must answer as `internal`.
    */
   faultCapability: string | null;
+  /**
+   * `MAJORDOMUS_HTTP_PORT`: the shared server's port when `--http-port`/`--port` is not given
+   * (default 8741; 0 = any free port). Client configs start `mcp` without arguments, so this is
+   * how a user (or a test) moves every server of a machine off the default port.
+   */
+  httpPort: number;
 }
 
 export const DEFAULTS = {
@@ -74,6 +81,7 @@ export function readSettings(env: Env = process.env): Settings {
     pingMs: integer(env, 'MAJORDOMUS_PING_MS', DEFAULTS.pingMs, 50, 3600_000),
     maxSessions: integer(env, 'MAJORDOMUS_MAX_SESSIONS', DEFAULTS.maxSessions, 1, 100_000),
     faultCapability: fault ? fault.slice('capability:'.length) : null,
+    httpPort: integer(env, 'MAJORDOMUS_HTTP_PORT', DEFAULT_PORT, 0, 65_535),
   });
 }
 

@@ -38,7 +38,7 @@ later ones bridge to it.
   --inspect          print what would be served and every diagnostic, then exit; no port, no lease
   --format text|json output of --inspect (default text)
   --http-host H      host of the shared server (default 127.0.0.1)
-  --http-port P      port of the shared server (default 8741; 0 = any free port)
+  --http-port P      port of the shared server (default $MAJORDOMUS_HTTP_PORT or 8741; 0 = any free port)
 
 ${GLOBAL}`,
   serve: `Usage: majordomus serve [--host H] [--port P]
@@ -48,7 +48,7 @@ Runs the shared server of this checkout without a stdio session: REST under /api
 Serves until stdin closes (when stdin is a pipe) or a signal.
 
   --host H   bind address (default 127.0.0.1; a non-loopback host is warned about)
-  --port P   port (default 8741; 0 = any free port)
+  --port P   port (default $MAJORDOMUS_HTTP_PORT or 8741; 0 = any free port)
 
 ${GLOBAL}`,
   capabilities: `Usage: majordomus capabilities list [--kind query|resource|command] [--format text|json]

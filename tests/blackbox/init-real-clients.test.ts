@@ -154,7 +154,7 @@ async function turnWithMajordomus(agent: DrivableAgent, cwd: string): Promise<{ 
   const { args, stdin, env } = await prepare(agent, home, cwd);
   const result = await runAgentTurn(environment.command, args, {
     cwd,
-    env: { ...environment.env, ...env, MAJORDOMUS_NO_BUILD: '1' },
+    env: { ...environment.env, ...env, MAJORDOMUS_NO_BUILD: '1', MAJORDOMUS_HTTP_PORT: '0' },
     stdin,
     timeoutMs: TURN_TIMEOUT_MS,
   });
@@ -208,7 +208,7 @@ describe('majordomus init, then the real clients in the repository it set up', (
       const environment = await agentEnvironment('gemini', { home: dir.path, modelApiUrl: 'http://127.0.0.1:9' });
       const { stdout, stderr } = await execFileAsync(environment.command, ['mcp', 'list'], {
         cwd: join(root(), SUBDIRECTORY),
-        env: { ...environment.env, MAJORDOMUS_NO_BUILD: '1' },
+        env: { ...environment.env, MAJORDOMUS_NO_BUILD: '1', MAJORDOMUS_HTTP_PORT: '0' },
         timeout: TURN_TIMEOUT_MS,
       });
       expect(`${stdout}${stderr}`).toContain('No MCP servers configured');
@@ -231,6 +231,7 @@ describe('majordomus init, then the real clients in the repository it set up', (
         XDG_STATE_HOME: join(home, '.local', 'state'),
         NO_COLOR: '1',
         MAJORDOMUS_NO_BUILD: '1',
+        MAJORDOMUS_HTTP_PORT: '0',
       };
       const { stdout, stderr } = await execFileAsync(join(await installedAgentBinDir(), 'opencode'), ['mcp', 'list'], {
         cwd: join(root(), SUBDIRECTORY),

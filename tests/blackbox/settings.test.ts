@@ -7,7 +7,8 @@
  * - `MAJORDOMUS_HTTP_NICE`: the HTTP thread, the pool threads and the harness thread of a running `serve` run at nice
  *   10 by default and at the given value when set, the main thread and Node's own threads stay
  *   at 0 (read from /proc/<pid>/task/<tid>/stat, field 19); `0` leaves every thread at 0. "0" is
- *   the nice value the test itself runs at, which the server inherits (0 unless run under `nice`).
+ *   the nice value the test itself runs at, which the server inherits (0 unless run under `nice`);
+ * - `MAJORDOMUS_HTTP_PORT` is the port of a server started without one (0: any free port).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { getPriority } from 'node:os';
@@ -120,5 +121,23 @@ describe('MAJORDOMUS_HTTP_NICE', () => {
     const threads = await threadNices(server.child.pid!);
     expect(threads.length).toBeGreaterThan(2);
     expect(threads.filter((t) => t.nice !== INHERITED)).toEqual([]);
+  });
+});
+
+describe('MAJORDOMUS_HTTP_PORT', () => {
+  it('moves a server started without --port off the default port (0: any free port)', async () => {
+    const repo = await fixture();
+    const serve: CliProcess = spawnCli(['serve'], { cwd: repo.root, env: { MAJORDOMUS_HTTP_PORT: '0' } });
+    cleanups.push(() => serve.stop());
+    const lease = await waitForLease(repo.root, (doc) => doc.url !== null);
+    expect(new URL(lease.url!).port).not.toBe('8741');
+    expect((await fetch(`${lease.url}/`)).status).toBe(200);
+  });
+
+  it('refuses a malformed value with a usage error naming it', async () => {
+    const repo = await fixture();
+    const result = await runCli(['serve'], { cwd: repo.root, env: { MAJORDOMUS_HTTP_PORT: '70000' } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('MAJORDOMUS_HTTP_PORT="70000" is not an integer 0–65535');
   });
 });

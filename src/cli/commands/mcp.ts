@@ -4,8 +4,9 @@
  * alone and writes nothing; `--inspect` prints what would be served.
  */
 import { EXIT } from '../../errors.js';
-import { DEFAULT_HOST, DEFAULT_PORT } from '../../http/address.js';
+import { DEFAULT_HOST } from '../../http/address.js';
 import { log } from '../../log.js';
+import { settings } from '../../settings.js';
 import { serveStdio } from '../../mcp/stdio.js';
 import { Shutdown } from '../../runtime/shutdown.js';
 import { ClientLink } from '../../shared/link.js';
@@ -53,7 +54,7 @@ async function serveShared(args: ParsedArgs): Promise<number> {
     global: args.global,
     cwd,
     host: String(args.options['http-host'] ?? DEFAULT_HOST),
-    port: portOption(args.options['http-port'], 'http-port', DEFAULT_PORT),
+    port: portOption(args.options['http-port'], 'http-port', settings().httpPort),
   });
   // Signals are handled from before the election: a lease this process holds is always removed.
   const shutdown = new Shutdown();
