@@ -4,9 +4,10 @@
  * bounded typo-tolerant matching, and terms folded to lower case without accents on both sides
  * ("zlutoucky kun" finds "Žluťoučký kůň"). The index is built once per layer generation; its
  * plain-JSON form travels in the snapshot, so every thread loads it instead of building it again.
+ * Each term's results are kept per thread, so a common term costs its postings once per index.
  * Scores are rounded and ties ordered by uri, so equal queries give equal answers everywhere.
  */
-import MiniSearch, { type Options, type SearchResult } from 'minisearch';
+import MiniSearch, { type Options } from 'minisearch';
 import type { LayerObject, ObjectKind } from './types.js';
 
 /** One search result. */
@@ -28,7 +29,7 @@ export interface SearchOptions {
 export const SEARCH_FIELD_BOOSTS = { title: 5, identity: 3, tags: 2, description: 1.5, content: 1 } as const;
 
 type Field = keyof typeof SEARCH_FIELD_BOOSTS;
-type IndexedDocument = { uri: string } & Record<Field, string>;
+export type IndexedDocument = { uri: string } & Record<Field, string>;
 
 /** Scores keep this many decimals: enough to rank, few enough that every thread prints the same. */
 const SCORE_DECIMALS = 1e6;
@@ -64,7 +65,8 @@ export function typoTolerance(term: string): number {
 /** A term of 3 or more characters also finds the words it begins ("relea" finds "release"). */
 const MIN_PREFIX_LENGTH = 3;
 
-const OPTIONS: Options<IndexedDocument> = {
+/** MiniSearch's options for building, loading and searching the index. */
+export const MINISEARCH_OPTIONS: Options<IndexedDocument> = {
   idField: 'uri',
   fields: Object.keys(SEARCH_FIELD_BOOSTS),
   tokenize,
@@ -90,7 +92,7 @@ function documentOf(object: LayerObject): IndexedDocument {
 }
 
 function build(objects: readonly LayerObject[]): MiniSearch<IndexedDocument> {
-  const index = new MiniSearch<IndexedDocument>(OPTIONS);
+  const index = new MiniSearch<IndexedDocument>(MINISEARCH_OPTIONS);
   index.addAll(objects.map(documentOf));
   return index;
 }
@@ -105,18 +107,48 @@ export function buildSearchIndex(objects: readonly LayerObject[]): unknown {
 
 const byScoreThenUri = (a: SearchHit, b: SearchHit): number => b.score - a.score || (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0);
 
-/** A loaded search index over the objects it was built from. */
+/** One query term's MiniSearch results: object ordinals and scores, best first. */
+interface TermScores {
+  readonly objects: Int32Array;
+  readonly scores: Float64Array;
+}
+
+/**
+ * Term results kept per thread, counted in entries (12 bytes each): a term found in every
+ * object of a 5,000-object layer costs 60 kB, and the whole cache at most ~12 MB.
+ */
+const TERM_CACHE_ENTRIES = 1_000_000;
+
+/**
+ * A loaded search index over the objects it was built from.
+ *
+ * A query is scored as MiniSearch scores an OR query — the sum of each term's score (prefix and
+ * typo matches included), times the number of query terms the object matched — but each term's
+ * results are asked of MiniSearch alone and kept: the layer is immutable for the life of the
+ * index, so a term's results never change, and the costly terms (those found in most objects,
+ * thousands of postings each) are the ones queries share. Combining kept lists is a pass over
+ * typed arrays.
+ */
 export class SearchIndex {
   readonly #index: MiniSearch<IndexedDocument>;
-  readonly #objects: ReadonlyMap<string, LayerObject>;
+  readonly #objects: readonly LayerObject[];
+  readonly #ordinals: ReadonlyMap<string, number>;
+  readonly #terms = new Map<string, TermScores>();
+  #termEntries = 0;
+  /** Per-object scratch for combining terms; zeroed again after each search. */
+  readonly #sums: Float64Array;
+  readonly #matched: Uint16Array;
 
-  private constructor(index: MiniSearch<IndexedDocument>, objects: ReadonlyMap<string, LayerObject>) {
+  private constructor(index: MiniSearch<IndexedDocument>, objects: readonly LayerObject[]) {
     this.#index = index;
     this.#objects = objects;
+    this.#ordinals = new Map(objects.map((object, ordinal) => [object.uri, ordinal]));
+    this.#sums = new Float64Array(objects.length);
+    this.#matched = new Uint16Array(objects.length);
   }
 
   static build(objects: readonly LayerObject[]): SearchIndex {
-    return new SearchIndex(build(objects), mapByUri(objects));
+    return new SearchIndex(build(objects), objects);
   }
 
   /**
@@ -125,14 +157,13 @@ export class SearchIndex {
    * must not answer.
    */
   static load(serialized: unknown, objects: readonly LayerObject[]): SearchIndex {
-    const byUri = mapByUri(objects);
     try {
-      const index = MiniSearch.loadJS<IndexedDocument>(serialized as Parameters<typeof MiniSearch.loadJS>[0], OPTIONS);
-      if (index.documentCount === objects.length) return new SearchIndex(index, byUri);
+      const index = MiniSearch.loadJS<IndexedDocument>(serialized as Parameters<typeof MiniSearch.loadJS>[0], MINISEARCH_OPTIONS);
+      if (index.documentCount === objects.length) return new SearchIndex(index, objects);
     } catch {
       // Not an index of this format: rebuilt below.
     }
-    return new SearchIndex(build(objects), byUri);
+    return new SearchIndex(build(objects), objects);
   }
 
   /** Serialized form, as `buildSearchIndex` gives it. */
@@ -143,27 +174,78 @@ export class SearchIndex {
   /** Objects matching any term of `query`, best first (score desc, then uri); [] for a blank query. */
   search(query: string, options: SearchOptions): SearchHit[] {
     const limit = Math.floor(options.limit);
-    if (!(limit > 0) || queryTerms(query).length === 0) return [];
-    const { kind } = options;
-    const filter = kind === undefined ? undefined : (result: SearchResult) => this.#objects.get(result.id as string)?.kind === kind;
-    const results = this.#index.search(query, filter === undefined ? {} : { filter });
-    // Results come by raw score; rounding can only make neighbours equal. Keep every hit that ties
-    // with the last one kept, then order ties by uri and cut.
-    const hits: SearchHit[] = [];
-    for (const result of results) {
-      const object = this.#objects.get(result.id as string);
-      if (object === undefined) continue;
-      const score = Math.round(result.score * SCORE_DECIMALS) / SCORE_DECIMALS;
-      if (hits.length >= limit && score !== hits[hits.length - 1]?.score) break;
-      hits.push({ uri: object.uri, id: object.id, kind: object.kind, title: object.title, description: object.description, score });
+    const terms = queryTerms(query);
+    if (!(limit > 0) || terms.length === 0) return [];
+    const lists = terms.map((term) => this.#termScores(term));
+
+    const sums = this.#sums;
+    const matched = this.#matched;
+    const touched: number[] = [];
+    for (const { objects, scores } of lists) {
+      for (let k = 0; k < objects.length; k++) {
+        const ordinal = objects[k] as number;
+        if (matched[ordinal] === 0) {
+          touched.push(ordinal);
+          sums[ordinal] = scores[k] as number;
+        } else {
+          sums[ordinal] = (sums[ordinal] as number) + (scores[k] as number);
+        }
+        matched[ordinal] = (matched[ordinal] as number) + 1;
+      }
     }
+    const candidates: number[] = [];
+    const rounded = new Float64Array(touched.length);
+    for (const ordinal of touched) {
+      if (options.kind === undefined || this.#objects[ordinal]?.kind === options.kind) {
+        rounded[candidates.length] = Math.round((sums[ordinal] as number) * (matched[ordinal] as number) * SCORE_DECIMALS) / SCORE_DECIMALS;
+        candidates.push(ordinal);
+      }
+      sums[ordinal] = 0;
+      matched[ordinal] = 0;
+    }
+    // Keep the candidates scoring at least the limit-th best score (ties included), then order.
+    const scored = rounded.subarray(0, candidates.length);
+    const threshold = candidates.length > limit ? (Float64Array.from(scored).sort()[candidates.length - limit] as number) : -Infinity;
+    const hits: SearchHit[] = [];
+    candidates.forEach((ordinal, k) => {
+      const score = scored[k] as number;
+      if (score < threshold) return;
+      const object = this.#objects[ordinal] as LayerObject;
+      hits.push({ uri: object.uri, id: object.id, kind: object.kind, title: object.title, description: object.description, score });
+    });
     hits.sort(byScoreThenUri);
     return hits.length > limit ? hits.slice(0, limit) : hits;
   }
-}
 
-function mapByUri(objects: readonly LayerObject[]): Map<string, LayerObject> {
-  return new Map(objects.map((object) => [object.uri, object]));
+  /** MiniSearch's results for one folded term, kept (least recently used dropped first). */
+  #termScores(term: string): TermScores {
+    const kept = this.#terms.get(term);
+    if (kept !== undefined) {
+      this.#terms.delete(term);
+      this.#terms.set(term, kept);
+      return kept;
+    }
+    const results = this.#index.search(term);
+    const objects = new Int32Array(results.length);
+    const scores = new Float64Array(results.length);
+    let count = 0;
+    for (const result of results) {
+      const ordinal = this.#ordinals.get(result.id as string);
+      if (ordinal === undefined) continue;
+      objects[count] = ordinal;
+      scores[count] = result.score;
+      count += 1;
+    }
+    const entry = { objects: objects.subarray(0, count), scores: scores.subarray(0, count) };
+    this.#terms.set(term, entry);
+    this.#termEntries += count;
+    for (const [oldest, dropped] of this.#terms) {
+      if (this.#termEntries <= TERM_CACHE_ENTRIES || oldest === term) break;
+      this.#terms.delete(oldest);
+      this.#termEntries -= dropped.objects.length;
+    }
+    return entry;
+  }
 }
 
 /** One-off search over `objects` (builds an index each call: for tests and tools, not for serving). */

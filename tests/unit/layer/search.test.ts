@@ -7,12 +7,15 @@
  * - the kind filter and the limit apply; ties are broken by uri; results are deterministic;
  * - a serialized index (through JSON) answers exactly as a freshly built one; a foreign or stale
  *   one is rebuilt rather than trusted;
+ * - a query scores as MiniSearch's own OR query does (each term's results are kept and combined),
+ *   asked cold or again, alone or among other queries sharing its terms; a repeated term counts once;
  * - a blank query or a non-positive limit gives [];
  * - the layer view builds its index lazily, or loads the one it is given.
  */
+import MiniSearch from 'minisearch';
 import { describe, expect, it } from 'vitest';
 import { objectUri } from '../../../src/layer/kinds.js';
-import { buildSearchIndex, foldTerm, queryTerms, SearchIndex, searchObjects, typoTolerance } from '../../../src/layer/search.js';
+import { buildSearchIndex, foldTerm, MINISEARCH_OPTIONS, queryTerms, SearchIndex, searchObjects, typoTolerance, type IndexedDocument } from '../../../src/layer/search.js';
 import type { LayerIndex, LayerObject, ObjectKind } from '../../../src/layer/types.js';
 import { createLayerView } from '../../../src/layer/view.js';
 
@@ -122,6 +125,50 @@ describe('the search index', () => {
     expect(index.search('lease', { limit: 0 })).toEqual([]);
     expect(index.search('lease', { limit: -3 })).toEqual([]);
     expect(searchObjects(OBJECTS, 'zlutoucky', { limit: 5 }).map((hit) => hit.id)).toEqual(['document.czech']);
+  });
+});
+
+describe('the combination of kept term results', () => {
+  const words = ['lease', 'bridge', 'peer', 'snapshot', 'thread', 'pool', 'route', 'session', 'látency', 'schema', 'Žluťoučký'];
+  const many = Array.from({ length: 600 }, (_, n) =>
+    object((['rule', 'document', 'skill'] as const)[n % 3] as ObjectKind, `item-${String(n).padStart(3, '0')}`, {
+      title: `Item ${words[n % words.length]} ${words[(n * 5) % words.length]}`,
+      description: `${words[(n * 7) % words.length]} ${words[(n * 3) % words.length]}`,
+      content: Array.from({ length: 1 + (n % 30) }, (_, k) => words[(n * 31 + k * 17) % words.length]).join(' '),
+      tags: [words[(n * 11) % words.length] as string],
+    }),
+  );
+  const queries = ['lease', 'lease bridge', 'bridge lease', 'pool thred latency', 'snapsh session', 'zlutoucky item', 'schema peer route lease'];
+
+  const mini = MiniSearch.loadJS<IndexedDocument>(buildSearchIndex(many) as Parameters<typeof MiniSearch.loadJS>[0], MINISEARCH_OPTIONS);
+  const byUri = new Map(many.map((o) => [o.uri, o]));
+
+  /** What MiniSearch itself answers for the whole query, rounded and cut as SearchIndex does. */
+  function reference(query: string, kind: ObjectKind | undefined, limit: number): Array<{ uri: string; score: number }> {
+    return mini
+      .search(query)
+      .filter((r) => kind === undefined || byUri.get(r.id as string)?.kind === kind)
+      .map((r) => ({ uri: r.id as string, score: Math.round(r.score * 1e6) / 1e6 }))
+      .sort((a, b) => b.score - a.score || (a.uri < b.uri ? -1 : 1))
+      .slice(0, limit);
+  }
+
+  it('scores a query as MiniSearch scores it whole, cold, again, and among queries sharing its terms', () => {
+    const index = SearchIndex.build(many);
+    for (let round = 0; round < 2; round++) {
+      for (const query of queries) {
+        for (const [kind, limit] of [[undefined, 10], [undefined, 200], ['skill', 7]] as const) {
+          const hits = index.search(query, { kind, limit });
+          expect(hits.length).toBeGreaterThan(0);
+          expect(hits.map((hit) => ({ uri: hit.uri, score: hit.score }))).toEqual(reference(query, kind, limit));
+        }
+      }
+    }
+  });
+
+  it('counts a repeated term once', () => {
+    const index = SearchIndex.build(many);
+    expect(index.search('lease LEASE lease', { limit: 20 })).toEqual(index.search('lease', { limit: 20 }));
   });
 });
 
