@@ -153,13 +153,13 @@ export class SearchIndex {
 
   /**
    * Loads a serialized index (from `buildSearchIndex`) over the same objects. One that cannot be
-   * loaded, or that counts other objects, is rebuilt from `objects`: a stale or foreign index
+   * loaded, or that holds other objects, is rebuilt from `objects`: a stale or foreign index
    * must not answer.
    */
   static load(serialized: unknown, objects: readonly LayerObject[]): SearchIndex {
     try {
       const index = MiniSearch.loadJS<IndexedDocument>(serialized as Parameters<typeof MiniSearch.loadJS>[0], MINISEARCH_OPTIONS);
-      if (index.documentCount === objects.length) return new SearchIndex(index, objects);
+      if (index.documentCount === objects.length && objects.every((object) => index.has(object.uri))) return new SearchIndex(index, objects);
     } catch {
       // Not an index of this format: rebuilt below.
     }

@@ -218,11 +218,13 @@ describe('the serialized search index', () => {
     expect(fresh.search('document 42', { limit: 1 })[0]?.id).toBe('rule.doc-0042');
   });
 
-  it('is rebuilt from the objects when it is not an index or counts other objects', () => {
+  it('is rebuilt from the objects when it is not an index or holds other objects', () => {
     const fresh = SearchIndex.build(OBJECTS);
     const stale = buildSearchIndex(OBJECTS.slice(0, 3));
-    for (const serialized of [stale, { not: 'an index' }, null, 'text']) {
-      expect(SearchIndex.load(serialized, OBJECTS).search('zlutoucky lease', { limit: 10 })).toEqual(fresh.search('zlutoucky lease', { limit: 10 }));
+    // As many objects, one of them another: the index must not answer for the layer.
+    const renamed = buildSearchIndex([...OBJECTS.slice(0, -1), object('skill', 'renamed', { title: 'Renamed' })]);
+    for (const serialized of [stale, renamed, { not: 'an index' }, null, 'text']) {
+      expect(SearchIndex.load(serialized, OBJECTS).search('zlutoucky lease snapshot', { limit: 10 })).toEqual(fresh.search('zlutoucky lease snapshot', { limit: 10 }));
     }
   });
 });
