@@ -25,7 +25,7 @@ const data = workerData as HarnessWorkerData;
 yieldToMainThread(data.nice);
 
 const content = decodeSnapshot(data.snapshot);
-const layer = createLayerView(content.index);
+const layer = createLayerView(content.index, content.search);
 /** The main thread's subscriptions to notices (one while it runs). */
 const subscribers = new Set<(notice: PeerNotice) => void>();
 let tasks: TaskBoard | null = null;

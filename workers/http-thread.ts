@@ -33,7 +33,7 @@ yieldToMainThread(data.nice);
 
 const content = decodeSnapshot(data.snapshot);
 const catalog = catalogFrom(content.capabilities);
-const layer = createLayerView(content.index);
+const layer = createLayerView(content.index, content.search);
 const host = rpcClient<HostControl>(data.hostPort, HOST_CONTROL_METHODS, { timeoutMs: HOST_CALL_TIMEOUT_MS });
 const harness = data.harnessPort === null ? null : rpcClient<HarnessControl>(data.harnessPort, HARNESS_CONTROL_METHODS, { timeoutMs: HARNESS_CALL_TIMEOUT_MS });
 

@@ -14,9 +14,10 @@ import { yieldToMainThread } from './priority.js';
 const data = workerData as PoolWorkerData;
 yieldToMainThread(data.nice);
 
+const content = decodeSnapshot(data.snapshot);
 const runtime = new Runtime({
   registry: buildRegistry(BUILTIN_CAPABILITIES),
-  layer: createLayerView(decodeSnapshot(data.snapshot).index),
+  layer: createLayerView(content.index, content.search),
   board: null,
   url: () => null,
   faultCapability: data.faultCapability,

@@ -76,7 +76,12 @@ export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstruct
 
 /** The frozen layer and catalog every other thread of this server decodes. */
 export function snapshotOf(runtime: Runtime): SharedArrayBuffer {
-  return encodeSnapshot({ version: VERSION, index: runtime.layer.index, capabilities: runtime.registry.catalog.entries });
+  return encodeSnapshot({
+    version: VERSION,
+    index: runtime.layer.index,
+    capabilities: runtime.registry.catalog.entries,
+    search: runtime.layer.searchIndex(),
+  });
 }
 
 export async function startHttpThread(runtime: Runtime, options: HttpThreadOptions): Promise<HttpThread> {

@@ -1,9 +1,13 @@
 /**
- * Term search over layer objects: case-insensitive matching of terms at the start of a word,
- * weighted by where a term is found (title most, content least), ranked by score then uri so equal queries give equal
- * answers. The lower-cased text of each object is computed once and kept in a WeakMap, so a
- * search over thousands of objects is one pass of `indexOf` per term.
+ * Full-text search over layer objects with MiniSearch (docs/DECISIONS.md, "Search"): BM25+
+ * ranking over five fields boosted title > identity > tags > description > content, prefix and
+ * bounded typo-tolerant matching, and terms folded to lower case without accents on both sides
+ * ("zlutoucky kun" finds "Žluťoučký kůň"). The index is built once per layer generation; its
+ * plain-JSON form travels in the snapshot, so every thread loads it instead of building it again.
+ * Each term's results are kept per thread, so a common term costs its postings once per index.
+ * Scores are rounded and ties ordered by uri, so equal queries give equal answers everywhere.
  */
+import MiniSearch, { type Options } from 'minisearch';
 import type { LayerObject, ObjectKind } from './types.js';
 
 /** One search result. */
@@ -21,99 +25,230 @@ export interface SearchOptions {
   limit: number;
 }
 
-/** Points a term earns for each place it is found. */
-export const SEARCH_WEIGHTS = {
-  title: 10,
-  identity: 6,
-  tagExact: 5,
-  tagPartial: 3,
-  description: 3,
-  /** Per occurrence in the content, up to CONTENT_OCCURRENCE_CAP occurrences. */
-  content: 1,
-  /** When a query of several terms appears as written in the title. */
-  titlePhrase: 5,
-} as const;
+/** How much a match in each field counts, relative to one in the content. */
+export const SEARCH_FIELD_BOOSTS = { title: 5, identity: 3, tags: 2, description: 1.5, content: 1 } as const;
 
-const CONTENT_OCCURRENCE_CAP = 5;
+type Field = keyof typeof SEARCH_FIELD_BOOSTS;
+export type IndexedDocument = { uri: string } & Record<Field, string>;
 
-interface Folded {
-  title: string;
-  identity: string;
-  tags: string[];
-  description: string;
-  content: string;
+/** Scores keep this many decimals: enough to rank, few enough that every thread prints the same. */
+const SCORE_DECIMALS = 1e6;
+
+const WORD_SEPARATORS = /[^\p{L}\p{N}\p{M}]+/u;
+const COMBINING_MARKS = /\p{M}+/gu;
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
+/** Runs of letters and digits (marks stay with their letter until folding strips them). */
+function tokenize(text: string): string[] {
+  return text.split(WORD_SEPARATORS).filter((token) => token !== '');
 }
 
-const folded = new WeakMap<LayerObject, Folded>();
-
-function fold(object: LayerObject): Folded {
-  let entry = folded.get(object);
-  if (entry === undefined) {
-    entry = {
-      title: object.title.toLowerCase(),
-      identity: object.identity.toLowerCase(),
-      tags: object.tags.map((tag) => tag.toLowerCase()),
-      description: object.description.toLowerCase(),
-      content: object.content.toLowerCase(),
-    };
-    folded.set(object, entry);
-  }
-  return entry;
+/** Lower case without accents: NFD, then the combining marks dropped ("Kůň" → "kun"). */
+export function foldTerm(term: string): string {
+  if (ASCII_ONLY.test(term)) return term.toLowerCase();
+  return term.normalize('NFD').replace(COMBINING_MARKS, '').toLowerCase();
 }
 
-/** The distinct lower-case terms of a query: runs of letters and digits. */
+/** The distinct folded terms of a query, in order; [] when it holds no letter or digit. */
 export function queryTerms(query: string): string[] {
-  return [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((term) => term !== ''))];
+  return [...new Set(tokenize(query).map(foldTerm).filter((term) => term !== ''))];
 }
-
-const WORD_CHARACTER = /[\p{L}\p{N}]/u;
 
 /**
- * How many times `needle` starts a word of `haystack` (up to `cap`): "lease" finds "lease" and
- * "leases" but not "release", and a prefix such as "capab" finds "capability".
+ * Edits allowed for a query term: none up to 4 characters (short words stay exact, "pool" does
+ * not find "tool"), one up to 8, two beyond.
  */
-function occurrences(haystack: string, needle: string, cap: number): number {
-  let count = 0;
-  let from = haystack.indexOf(needle);
-  while (from !== -1 && count < cap) {
-    if (from === 0 || !WORD_CHARACTER.test(haystack[from - 1] ?? '')) count += 1;
-    from = haystack.indexOf(needle, from + 1);
+export function typoTolerance(term: string): number {
+  return term.length <= 4 ? 0 : term.length <= 8 ? 1 : 2;
+}
+
+/** A term of 3 or more characters also finds the words it begins ("relea" finds "release"). */
+const MIN_PREFIX_LENGTH = 3;
+
+/** MiniSearch's options for building, loading and searching the index. */
+export const MINISEARCH_OPTIONS: Options<IndexedDocument> = {
+  idField: 'uri',
+  fields: Object.keys(SEARCH_FIELD_BOOSTS),
+  tokenize,
+  processTerm: (term) => foldTerm(term) || null,
+  searchOptions: {
+    boost: { ...SEARCH_FIELD_BOOSTS },
+    prefix: (term) => term.length >= MIN_PREFIX_LENGTH,
+    fuzzy: (term) => typoTolerance(term),
+    maxFuzzy: 2,
+    combineWith: 'OR',
+  },
+};
+
+function documentOf(object: LayerObject): IndexedDocument {
+  return {
+    uri: object.uri,
+    title: object.title,
+    identity: object.identity,
+    tags: object.tags.join(' '),
+    description: object.description,
+    content: object.content,
+  };
+}
+
+function build(objects: readonly LayerObject[]): MiniSearch<IndexedDocument> {
+  const index = new MiniSearch<IndexedDocument>(MINISEARCH_OPTIONS);
+  index.addAll(objects.map(documentOf));
+  return index;
+}
+
+/**
+ * The search index of `objects` in its plain-JSON form (MiniSearch's serialization), to be put
+ * in the snapshot and loaded by `SearchIndex.load`.
+ */
+export function buildSearchIndex(objects: readonly LayerObject[]): unknown {
+  return build(objects).toJSON();
+}
+
+const byScoreThenUri = (a: SearchHit, b: SearchHit): number => b.score - a.score || (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0);
+
+/** One query term's MiniSearch results: object ordinals and scores, best first. */
+interface TermScores {
+  readonly objects: Int32Array;
+  readonly scores: Float64Array;
+}
+
+/**
+ * Term results kept per thread, counted in entries (12 bytes each): a term found in every
+ * object of a 5,000-object layer costs 60 kB, and the whole cache at most ~12 MB.
+ */
+const TERM_CACHE_ENTRIES = 1_000_000;
+
+/**
+ * A loaded search index over the objects it was built from.
+ *
+ * A query is scored as MiniSearch scores an OR query — the sum of each term's score (prefix and
+ * typo matches included), times the number of query terms the object matched — but each term's
+ * results are asked of MiniSearch alone and kept: the layer is immutable for the life of the
+ * index, so a term's results never change, and the costly terms (those found in most objects,
+ * thousands of postings each) are the ones queries share. Combining kept lists is a pass over
+ * typed arrays.
+ */
+export class SearchIndex {
+  readonly #index: MiniSearch<IndexedDocument>;
+  readonly #objects: readonly LayerObject[];
+  readonly #ordinals: ReadonlyMap<string, number>;
+  readonly #terms = new Map<string, TermScores>();
+  #termEntries = 0;
+  /** Per-object scratch for combining terms; zeroed again after each search. */
+  readonly #sums: Float64Array;
+  readonly #matched: Uint16Array;
+
+  private constructor(index: MiniSearch<IndexedDocument>, objects: readonly LayerObject[]) {
+    this.#index = index;
+    this.#objects = objects;
+    this.#ordinals = new Map(objects.map((object, ordinal) => [object.uri, ordinal]));
+    this.#sums = new Float64Array(objects.length);
+    this.#matched = new Uint16Array(objects.length);
   }
-  return count;
-}
 
-function startsWord(haystack: string, needle: string): boolean {
-  return occurrences(haystack, needle, 1) > 0;
-}
-
-function scoreOf(text: Folded, terms: readonly string[], phrase: string): number {
-  let score = 0;
-  for (const term of terms) {
-    if (startsWord(text.title, term)) score += SEARCH_WEIGHTS.title;
-    if (startsWord(text.identity, term)) score += SEARCH_WEIGHTS.identity;
-    if (text.tags.includes(term)) score += SEARCH_WEIGHTS.tagExact;
-    else if (text.tags.some((tag) => startsWord(tag, term))) score += SEARCH_WEIGHTS.tagPartial;
-    if (startsWord(text.description, term)) score += SEARCH_WEIGHTS.description;
-    score += SEARCH_WEIGHTS.content * occurrences(text.content, term, CONTENT_OCCURRENCE_CAP);
+  static build(objects: readonly LayerObject[]): SearchIndex {
+    return new SearchIndex(build(objects), objects);
   }
-  if (terms.length > 1 && text.title.includes(phrase)) score += SEARCH_WEIGHTS.titlePhrase;
-  return score;
+
+  /**
+   * Loads a serialized index (from `buildSearchIndex`) over the same objects. One that cannot be
+   * loaded, or that holds other objects, is rebuilt from `objects`: a stale or foreign index
+   * must not answer.
+   */
+  static load(serialized: unknown, objects: readonly LayerObject[]): SearchIndex {
+    try {
+      const index = MiniSearch.loadJS<IndexedDocument>(serialized as Parameters<typeof MiniSearch.loadJS>[0], MINISEARCH_OPTIONS);
+      if (index.documentCount === objects.length && objects.every((object) => index.has(object.uri))) return new SearchIndex(index, objects);
+    } catch {
+      // Not an index of this format: rebuilt below.
+    }
+    return new SearchIndex(build(objects), objects);
+  }
+
+  /** Serialized form, as `buildSearchIndex` gives it. */
+  toJSON(): unknown {
+    return this.#index.toJSON();
+  }
+
+  /** Objects matching any term of `query`, best first (score desc, then uri); [] for a blank query. */
+  search(query: string, options: SearchOptions): SearchHit[] {
+    const limit = Math.floor(options.limit);
+    const terms = queryTerms(query);
+    if (!(limit > 0) || terms.length === 0) return [];
+    const lists = terms.map((term) => this.#termScores(term));
+
+    const sums = this.#sums;
+    const matched = this.#matched;
+    const touched: number[] = [];
+    for (const { objects, scores } of lists) {
+      for (let k = 0; k < objects.length; k++) {
+        const ordinal = objects[k] as number;
+        if (matched[ordinal] === 0) {
+          touched.push(ordinal);
+          sums[ordinal] = scores[k] as number;
+        } else {
+          sums[ordinal] = (sums[ordinal] as number) + (scores[k] as number);
+        }
+        matched[ordinal] = (matched[ordinal] as number) + 1;
+      }
+    }
+    const candidates: number[] = [];
+    const rounded = new Float64Array(touched.length);
+    for (const ordinal of touched) {
+      if (options.kind === undefined || this.#objects[ordinal]?.kind === options.kind) {
+        rounded[candidates.length] = Math.round((sums[ordinal] as number) * (matched[ordinal] as number) * SCORE_DECIMALS) / SCORE_DECIMALS;
+        candidates.push(ordinal);
+      }
+      sums[ordinal] = 0;
+      matched[ordinal] = 0;
+    }
+    // Keep the candidates scoring at least the limit-th best score (ties included), then order.
+    const scored = rounded.subarray(0, candidates.length);
+    const threshold = candidates.length > limit ? (Float64Array.from(scored).sort()[candidates.length - limit] as number) : -Infinity;
+    const hits: SearchHit[] = [];
+    candidates.forEach((ordinal, k) => {
+      const score = scored[k] as number;
+      if (score < threshold) return;
+      const object = this.#objects[ordinal] as LayerObject;
+      hits.push({ uri: object.uri, id: object.id, kind: object.kind, title: object.title, description: object.description, score });
+    });
+    hits.sort(byScoreThenUri);
+    return hits.length > limit ? hits.slice(0, limit) : hits;
+  }
+
+  /** MiniSearch's results for one folded term, kept (least recently used dropped first). */
+  #termScores(term: string): TermScores {
+    const kept = this.#terms.get(term);
+    if (kept !== undefined) {
+      this.#terms.delete(term);
+      this.#terms.set(term, kept);
+      return kept;
+    }
+    const results = this.#index.search(term);
+    const objects = new Int32Array(results.length);
+    const scores = new Float64Array(results.length);
+    let count = 0;
+    for (const result of results) {
+      const ordinal = this.#ordinals.get(result.id as string);
+      if (ordinal === undefined) continue;
+      objects[count] = ordinal;
+      scores[count] = result.score;
+      count += 1;
+    }
+    const entry = { objects: objects.subarray(0, count), scores: scores.subarray(0, count) };
+    this.#terms.set(term, entry);
+    this.#termEntries += count;
+    for (const [oldest, dropped] of this.#terms) {
+      if (this.#termEntries <= TERM_CACHE_ENTRIES || oldest === term) break;
+      this.#terms.delete(oldest);
+      this.#termEntries -= dropped.objects.length;
+    }
+    return entry;
+  }
 }
 
-/** Objects matching any term of `query`, best first (score desc, then uri); [] for a blank query. */
+/** One-off search over `objects` (builds an index each call: for tests and tools, not for serving). */
 export function searchObjects(objects: readonly LayerObject[], query: string, options: SearchOptions): SearchHit[] {
-  const limit = Math.floor(options.limit);
-  const terms = queryTerms(query);
-  if (terms.length === 0 || !(limit > 0)) return [];
-  const phrase = query.trim().toLowerCase().replace(/\s+/g, ' ');
-
-  const hits: SearchHit[] = [];
-  for (const object of objects) {
-    if (options.kind !== undefined && object.kind !== options.kind) continue;
-    const score = scoreOf(fold(object), terms, phrase);
-    if (score === 0) continue;
-    hits.push({ uri: object.uri, id: object.id, kind: object.kind, title: object.title, description: object.description, score });
-  }
-  hits.sort((a, b) => b.score - a.score || (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
-  return hits.length > limit ? hits.slice(0, limit) : hits;
+  return SearchIndex.build(objects).search(query, options);
 }

@@ -143,7 +143,7 @@ export const objectsSearch = defineCapability({
   id: 'objects.search',
   kind: 'query',
   title: 'Search objects',
-  description: 'Objects whose title, identity, tags, description or content match every term, best first.',
+  description: 'Objects whose title, identity, tags, description or content match any term of the query (also as a prefix or with a small typo; accents and case ignored), best first.',
   input: z
     .object({
       query: z.string().max(1000).refine((q) => !blank(q), 'a blank query is refused'),

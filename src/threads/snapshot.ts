@@ -15,6 +15,8 @@ export interface SnapshotContent {
   version: string;
   index: LayerIndex;
   capabilities: readonly CapabilityEntry[];
+  /** The layer's full-text index, serialized once by whoever builds the snapshot (`buildSearchIndex`). */
+  search?: unknown;
 }
 
 export function encodeSnapshot(content: SnapshotContent): SharedArrayBuffer {
