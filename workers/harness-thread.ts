@@ -26,6 +26,7 @@ yieldToMainThread(data.nice);
 
 const content = decodeSnapshot(data.snapshot);
 const layer = createLayerView(content.index);
+let generation = content.generation;
 /** The main thread's subscriptions to notices (one while it runs). */
 const subscribers = new Set<(notice: PeerNotice) => void>();
 let tasks: TaskBoard | null = null;
@@ -40,6 +41,7 @@ tasks = new TaskBoard({ harness, notify: (notice) => subscribers.forEach((delive
 const runtime = new Runtime({
   registry: buildRegistry(BUILTIN_CAPABILITIES),
   layer,
+  generation,
   board: null,
   harness,
   tasks,
@@ -72,6 +74,13 @@ const control: RpcServed<HarnessControl> = {
     }),
   recordUsage: async (record) => {
     tasks.recordUsage(record);
+  },
+  useSnapshot: async (snapshot, next) => {
+    if (next <= generation) return;
+    const fresh = createLayerView(decodeSnapshot(snapshot).index);
+    generation = next;
+    harness.useLayer(fresh);
+    runtime.useGeneration(next, fresh);
   },
   stop() {
     stopped ??= (async () => {

@@ -16,6 +16,7 @@ import { createRouter } from '../src/http/router.js';
 import { loadSwaggerAssets } from '../src/http/swagger.js';
 import { UwsServer } from '../src/http/uws-server.js';
 import { urlOf } from '../src/http/address.js';
+import { changedUris } from '../src/layer/changes.js';
 import { createLayerView } from '../src/layer/view.js';
 import { toolTable } from '../src/mcp/projection.js';
 import { catalogFrom } from '../src/registry/catalog.js';
@@ -33,7 +34,9 @@ yieldToMainThread(data.nice);
 
 const content = decodeSnapshot(data.snapshot);
 const catalog = catalogFrom(content.capabilities);
-const layer = createLayerView(content.index);
+/** The layer generation this thread serves; `HttpControl.useSnapshot` moves it on. */
+let generation = content.generation;
+let layer = createLayerView(content.index);
 const host = rpcClient<HostControl>(data.hostPort, HOST_CONTROL_METHODS, { timeoutMs: HOST_CALL_TIMEOUT_MS });
 const harness = data.harnessPort === null ? null : rpcClient<HarnessControl>(data.harnessPort, HARNESS_CONTROL_METHODS, { timeoutMs: HARNESS_CALL_TIMEOUT_MS });
 
@@ -47,6 +50,7 @@ const dispatcher = new CallDispatcher({
   poolTaskFile: data.poolTaskFile,
   poolThreads: data.poolThreads,
   pool: { snapshot: data.snapshot, nice: data.nice, faultCapability: data.faultCapability },
+  generation,
   answerCache: data.answerCache,
 });
 const backend = new RemoteMcpBackend({
@@ -87,6 +91,7 @@ const route = createRouter({
   invoke: (capabilityId, input, caller) => dispatcher.invoke(capabilityId, input, caller),
   peerCount: () => state.peerCount,
   leaseholder: () => state.leaseholder,
+  generation: () => generation,
   baseUrl: () => urlOf(data.host, state.port),
   gateway: { paths: new Set([CHAT_COMPLETIONS_PATH, MODELS_PATH]), handle: (request) => gateway.handle(request) },
 });
@@ -108,6 +113,17 @@ const control: HttpControl = {
   },
   async notifyPeer(peerId, method, params, requires) {
     return mcp.notifyPeer(peerId, method, params, requires);
+  },
+  async useSnapshot(snapshot, next) {
+    if (next <= generation) return;
+    const before = layer.index;
+    const fresh = decodeSnapshot(snapshot);
+    layer = createLayerView(fresh.index);
+    generation = next;
+    // Every path answers from the new generation before any client hears of it.
+    backend.useLayer(layer);
+    dispatcher.useSnapshot(snapshot, next);
+    mcp.layerChanged(changedUris(before, fresh.index));
   },
   stop() {
     stopped ??= (async () => {
