@@ -20,15 +20,9 @@ export class RebuildScheduler {
   #building: Promise<void> | null = null;
   #changedDuringBuild = false;
   #closed = false;
-  #builds = 0;
 
   constructor(options: RebuildSchedulerOptions) {
     this.#options = options;
-  }
-
-  /** Builds started so far. */
-  get builds(): number {
-    return this.#builds;
   }
 
   /** Something changed. */
@@ -45,14 +39,6 @@ export class RebuildScheduler {
     this.#timer = setTimeout(() => this.#start(), delay);
   }
 
-  /** Resolves once no build runs or waits. */
-  async idle(): Promise<void> {
-    while (this.#building !== null || this.#timer !== null) {
-      if (this.#building !== null) await this.#building;
-      else await new Promise((resolve) => setTimeout(resolve, this.#options.quietMs));
-    }
-  }
-
   /** No build starts after this; one under way finishes. */
   close(): Promise<void> {
     this.#closed = true;
@@ -64,7 +50,6 @@ export class RebuildScheduler {
   #start(): void {
     this.#timer = null;
     this.#burstStart = null;
-    this.#builds += 1;
     this.#building = this.#options
       .build()
       .catch(() => undefined)
