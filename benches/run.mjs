@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Runs the benchmarks by name (`http`, `shared`, `micro`, `harness`, `executor`, `coordination`; all of them when none is
+ * Runs the benchmarks by name (`http`, `shared`, `micro`, `harness`, `executor`, `coordination`, `reload`; all of them when none is
  * named), one after another so they never load the machine together, and prints one combined
  * table at the end. `npm run bench -- shared` · `npx just bench harness`. Needs `npm run build` first.
  * Exit code: 0 when every bar holds, 1 when a bar misses, 2 for a usage error, 3 when a
@@ -17,6 +17,7 @@ const BENCHES = {
   harness: () => import('./harness.mjs'),
   executor: () => import('./executor.mjs'),
   coordination: () => import('./coordination.mjs'),
+  reload: () => import('./reload.mjs'),
 };
 
 async function main() {
