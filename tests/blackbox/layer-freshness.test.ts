@@ -8,7 +8,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { joinPeer, noticesOf, rest, restOk, waitForNotice } from '../helpers/coordination.js';
+import { collectNotices, joinPeer, noticesOf, rest, restOk, waitForNotice } from '../helpers/coordination.js';
 import { git } from '../helpers/fixture-repo.js';
 import {
   httpMcpSession,
@@ -22,6 +22,7 @@ import {
   restContent,
   startWatchingOwner,
   UPDATED,
+  WATCHING,
 } from '../helpers/freshness.js';
 import { readLeaseDoc, rootOf, RULE_URI, Scene, SHARED_LAYER, waitForLog } from '../helpers/shared.js';
 import { waitFor } from '../helpers/wait.js';
@@ -166,5 +167,24 @@ describe('the layer stays fresh', () => {
     });
     await owner.client.subscribeResource({ uri: RULE_URI });
     await owner.client.unsubscribeResource({ uri: RULE_URI });
+  });
+});
+
+describe('the layer stays fresh for a client served alone', () => {
+  const scene = new Scene();
+  afterEach(() => scene.cleanup());
+
+  it('mcp --standalone serves an edit and tells its client', async () => {
+    const repo = await scene.repo({ files: SHARED_LAYER });
+    const client = await scene.client(repo.root, { standalone: true, env: { MAJORDOMUS_LOG: 'debug' } });
+    const notices = collectNotices(client.client);
+    await waitForLog(client.stderr, WATCHING);
+    await client.client.subscribeResource({ uri: RULE_URI });
+    await writeFile(join(repo.root, RULE_FILE), EDITED);
+    await waitFor(() => notices.some((n) => n.method === UPDATED && n.params.uri === RULE_URI), { what: 'resources/updated' });
+    expect(notices.map((n) => n.method)).toEqual([LIST_CHANGED, UPDATED]);
+    expect(await resourceText(client.client, RULE_URI)).toBe(EDITED);
+    expect((await infoVia(client.client)).generation).toBe(2);
+    await scene.rebaselineAll();
   });
 });
