@@ -133,6 +133,7 @@ export async function main() {
       await delay(300);
     }
     const reload = summarize(latencies);
+    const buildMs = [...owner.stderr().matchAll(/layer generation \d+: .* built in (\d+) ms/g)].map((m) => Number(m[1]));
     const stdio = { none: summarize(none), burst: summarize(burst) };
     const ratio = stdio.burst.p50 / stdio.none.p50;
     const bars = { 'owner stdio p50 burst/none ≤ 1.15': { value: fmt(ratio, 3), pass: ratio <= BAR } };
@@ -143,6 +144,7 @@ export async function main() {
       machine_before: machineBefore,
       machine_after: machine(),
       edit_to_list_changed_ms: { ...reload, values: latencies.map((v) => Math.round(v)) },
+      build_ms: summarize(buildMs),
       stdio_us: stdio,
       ratio_p50: ratio,
       bursts,
@@ -152,7 +154,7 @@ export async function main() {
     console.log(
       [
         `Reload: ${RULES + DOCUMENTS} documents; owner + a bridge; load avg before ${machineBefore.loadavg['1m']}, after ${output.machine_after.loadavg['1m']}`,
-        `edit → list_changed at the bridge over ${latencies.length} edits: p50 ${fmt(reload.p50, 0)} ms, min ${fmt(reload.min, 0)} ms, max ${fmt(reload.max, 0)} ms`,
+        `edit → list_changed at the bridge over ${latencies.length} edits: p50 ${fmt(reload.p50, 0)} ms, min ${fmt(reload.min, 0)} ms, max ${fmt(reload.max, 0)} ms; the build worker's rebuild (read, merge, encode) p50 ${fmt(summarize(buildMs).p50, 0)} ms over ${buildMs.length} generations`,
         `bursts of ${BURST} edits ${GAP_MS} ms apart: ${bursts.map((b) => `${b.generations} generations in ${b.ms} ms`).join(' · ')}`,
         table(
           ['owner stdio majordomus_get', 'p50 µs', 'p90 µs', 'p99 µs', 'max µs', 'n'],
