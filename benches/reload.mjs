@@ -10,12 +10,13 @@
  *    all in it. Reported: p50 and max over EDITS edits (no bar in the issue; the build dominates).
  * 2. The owner's stdio during a burst. The owner's own client calls `majordomus_get` of a document
  *    back to back (one in flight, the latency an agent sees) while BURST rule files are rewritten
- *    GAP_MS apart, until the last edit's generation serves; against the same calls with no edit.
- *    The two conditions alternate over ROUNDS rounds. Bar: burst/none p50 ≤ 1.15.
+ *    GAP_MS apart, until the last edit's generation serves; against the same calls with no edit
+ *    for as long as that burst took (at least CALLS calls). The two conditions alternate over
+ *    ROUNDS rounds, each going first in turn. Bar: burst/none p50 ≤ 1.15.
  *
  * Writes benches/results/reload-latest.json. Environment: BENCH_RELOAD_RULES (1000),
  * BENCH_RELOAD_DOCUMENTS (4000), BENCH_RELOAD_EDITS (7), BENCH_RELOAD_BURST (20),
- * BENCH_RELOAD_GAP_MS (50), BENCH_RELOAD_ROUNDS (3), BENCH_RELOAD_CALLS (1500 per no-edit stretch).
+ * BENCH_RELOAD_GAP_MS (50), BENCH_RELOAD_ROUNDS (4), BENCH_RELOAD_CALLS (1500: the fewest calls of a no-edit stretch).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -28,7 +29,7 @@ const DOCUMENTS = Number(process.env.BENCH_RELOAD_DOCUMENTS ?? 4000);
 const EDITS = Number(process.env.BENCH_RELOAD_EDITS ?? 7);
 const BURST = Number(process.env.BENCH_RELOAD_BURST ?? 20);
 const GAP_MS = Number(process.env.BENCH_RELOAD_GAP_MS ?? 50);
-const ROUNDS = Number(process.env.BENCH_RELOAD_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_RELOAD_ROUNDS ?? 4);
 const CALLS = Number(process.env.BENCH_RELOAD_CALLS ?? 1500);
 const BAR = 1.15;
 const LIST_CHANGED = 'notifications/resources/list_changed';
@@ -106,19 +107,24 @@ export async function main() {
       await delay(200); // let the owner settle before the next write
     }
 
-    // 2. The owner's stdio p50 during a burst of edits vs none, alternating.
+    // 2. The owner's stdio p50 during a burst of edits vs none, alternating which goes first; a
+    // stretch without edits lasts as long as the burst of its round, so both see the same machine.
     await getLoop(ownerRpc, uri, (n) => n >= 300); // warm
     const none = [];
     const burst = [];
     const bursts = [];
+    const quiet = async (ms) => {
+      const until = performance.now() + ms;
+      none.push(...(await getLoop(ownerRpc, uri, (n) => n >= CALLS && performance.now() >= until)));
+    };
     for (let round = 0; round < ROUNDS; round++) {
-      none.push(...(await getLoop(ownerRpc, uri, (n) => n >= CALLS)));
+      if (round % 2 === 1) await quiet(bursts.at(-1)?.ms ?? 0);
       const before = generationOf(owner);
       let done = false;
+      const started = now();
       const writing = (async () => {
-        const started = now();
         for (let k = 0; k < BURST; k++) {
-          const i = 100 + ((round * BURST + k) % 900);
+          const i = (EDITS + 1 + round * BURST + k) % RULES;
           await writeFile(join(repo.root, rulePath(i)), ruleText(i, ++edits));
           await delay(GAP_MS);
         }
@@ -131,6 +137,7 @@ export async function main() {
       burst.push(...(await getLoop(ownerRpc, uri, () => done)));
       await writing;
       await delay(300);
+      if (round % 2 === 0) await quiet(bursts.at(-1).ms);
     }
     const reload = summarize(latencies);
     const buildMs = [...owner.stderr().matchAll(/layer generation \d+: .* built in (\d+) ms/g)].map((m) => Number(m[1]));

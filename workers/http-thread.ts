@@ -21,7 +21,7 @@ import { createLayerView } from '../src/layer/view.js';
 import { toolTable } from '../src/mcp/projection.js';
 import { catalogFrom } from '../src/registry/catalog.js';
 import { rpcClient, serveRpc } from '../src/threads/rpc.js';
-import { decodeSnapshot } from '../src/threads/snapshot.js';
+import { decodeSnapshot, type SnapshotContent } from '../src/threads/snapshot.js';
 import { HARNESS_CONTROL_METHODS, HOST_CONTROL_METHODS, type HarnessControl, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../src/threads/types.js';
 import { HARNESS_CALL_TIMEOUT_MS } from '../src/harness/remote.js';
 import { yieldToMainThread } from './priority.js';
@@ -32,11 +32,15 @@ const HOST_CALL_TIMEOUT_MS = 30_000;
 const data = workerData as HttpWorkerData;
 yieldToMainThread(data.nice);
 
-const content = decodeSnapshot(data.snapshot);
+let content: SnapshotContent | undefined = decodeSnapshot(data.snapshot);
 const catalog = catalogFrom(content.capabilities);
+const { version } = content;
+const repositoryId = content.index.repository_id;
 /** The layer generation this thread serves; `HttpControl.useSnapshot` moves it on. */
 let generation = content.generation;
 let layer = createLayerView(content.index);
+// Only the serving generation stays in memory: a later one must not keep the first alive.
+content = undefined;
 const host = rpcClient<HostControl>(data.hostPort, HOST_CONTROL_METHODS, { timeoutMs: HOST_CALL_TIMEOUT_MS });
 const harness = data.harnessPort === null ? null : rpcClient<HarnessControl>(data.harnessPort, HARNESS_CONTROL_METHODS, { timeoutMs: HARNESS_CALL_TIMEOUT_MS });
 
@@ -79,14 +83,14 @@ const gateway = new Gateway({
 let guard = hostGuard(data.host, data.port);
 const route = createRouter({
   catalog,
-  version: content.version,
-  repositoryId: content.index.repository_id,
+  version,
+  repositoryId,
   token: data.token,
   get guard() {
     return guard;
   },
   mcp,
-  openapi: openApiText(catalog, content.version),
+  openapi: openApiText(catalog, version),
   swagger: loadSwaggerAssets(),
   invoke: (capabilityId, input, caller) => dispatcher.invoke(capabilityId, input, caller),
   peerCount: () => state.peerCount,
