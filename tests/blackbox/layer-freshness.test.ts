@@ -158,6 +158,25 @@ describe('the layer stays fresh', () => {
     await scene.rebaselineAll();
   });
 
+  it("a bridge that takes over keeps its client's subscriptions: the new server sends resources/updated", async () => {
+    const repo = await scene.repo({ files: SHARED_LAYER });
+    const owner = await startWatchingOwner(scene, repo.root);
+    const bridged = await joinPeer(scene, repo.root, 'bridged', { env: { MAJORDOMUS_LOG: 'debug' } });
+    await waitForLog(bridged.stderr, /as a bridge/);
+    await bridged.client.subscribeResource({ uri: RULE_URI });
+    process.kill(owner.pid, 'SIGKILL');
+    // Its next request (one it may re-send) finds the server gone: it takes over and replays
+    // initialize and the subscription.
+    await bridged.client.listResources();
+    expect((await infoVia(bridged.client)).generation).toBe(1);
+    await waitForLog(bridged.stderr, /took over as the shared server/);
+    await waitForLog(bridged.stderr, WATCHING);
+    await writeFile(join(repo.root, RULE_FILE), EDITED);
+    expect(await waitForNotice(bridged, UPDATED, (p: { uri: string }) => p.uri === RULE_URI)).toEqual({ uri: RULE_URI });
+    expect(await resourceText(bridged.client, RULE_URI)).toBe(EDITED);
+    await scene.rebaselineAll();
+  });
+
   it('subscribing to a URI the layer does not serve is a JSON-RPC error naming it', async () => {
     const repo = await scene.repo({ files: SHARED_LAYER });
     const owner = await joinPeer(scene, repo.root, 'owner');
