@@ -38,8 +38,6 @@ export interface FreshnessOptions {
 }
 
 export interface LayerFreshness {
-  /** Resolves once the worker watches every directory (tests and benchmarks wait for it). */
-  readonly watching: Promise<void>;
   /** Ends the worker; a build under way is dropped. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -65,13 +63,10 @@ export function startFreshness(options: FreshnessOptions): LayerFreshness {
   worker.unref();
   let stopped = false;
   let swaps: Promise<void> = Promise.resolve();
-  let ready = (): void => {};
-  const watching = new Promise<void>((resolve) => (ready = resolve));
   worker.on('message', (message: LayerBuildMessage) => {
     if (stopped) return;
     if (message.type === 'watching') {
       log.debug(`layer: watching ${message.directories} directories for changes`);
-      ready();
     } else if (message.type === 'unchanged') {
       log.debug(`layer: rebuilt in ${message.ms} ms, nothing changed`);
     } else {
@@ -100,12 +95,10 @@ export function startFreshness(options: FreshnessOptions): LayerFreshness {
   let stopping: Promise<void> | null = null;
   let forget = (): void => {};
   const handle: LayerFreshness = {
-    watching,
     stop() {
       stopping ??= (async () => {
         stopped = true;
         forget();
-        ready();
         await worker.terminate().catch(() => undefined);
         await swaps;
       })();

@@ -224,11 +224,6 @@ export class Owner {
     for (const session of this.#localSessions) session.layerChanged(next.changed);
   }
 
-  /** Resolves once the layer's watch is set up (tests, benchmarks). */
-  async watching(): Promise<void> {
-    await this.#freshness?.watching;
-  }
-
   /** Resolves once no peer is attached. */
   whenNoPeers(): Promise<void> {
     if ((this.runtime.board?.size ?? 0) === 0) return Promise.resolve();
