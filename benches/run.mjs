@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * Runs the benchmarks by name (`http`, `shared`, `micro`, `harness`, `executor`, `coordination`, `search-libraries`; all of
- * them when none is named), one after another so they never load the machine together, and prints one combined
+ * Runs the benchmarks by name (`http`, `shared`, `micro`, `harness`, `executor`, `coordination`, `search-libraries`, `reload`;
+ * all of them when none is named), one after another so they never load the machine together, and prints one combined
  * table at the end. `npm run bench -- shared` · `npx just bench harness`. Needs `npm run build` first.
  * Exit code: 0 when every bar holds, 1 when a bar misses, 2 for a usage error, 3 when a
  * benchmark itself failed.
@@ -18,6 +18,7 @@ const BENCHES = {
   executor: () => import('./executor.mjs'),
   coordination: () => import('./coordination.mjs'),
   'search-libraries': () => import('./search-libraries.mjs'),
+  reload: () => import('./reload.mjs'),
 };
 
 async function main() {

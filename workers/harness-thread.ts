@@ -10,13 +10,12 @@ import { errorMessage } from '../src/errors.js';
 import { SessionStore } from '../src/harness/store.js';
 import { Harness } from '../src/harness/table.js';
 import { TaskBoard, type PeerNotice } from '../src/tasks/board.js';
-import { createLayerView } from '../src/layer/view.js';
 import { log } from '../src/log.js';
 import { BUILTIN_CAPABILITIES } from '../src/registry/builtins.js';
 import { buildRegistry } from '../src/registry/registry.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { serveRpc, type RpcServed } from '../src/threads/rpc.js';
-import { decodeSnapshot } from '../src/threads/snapshot.js';
+import { decodeSnapshot, snapshotView } from '../src/threads/snapshot.js';
 import { NOTICE_STREAM, PROGRESS_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../src/threads/types.js';
 import { yieldToMainThread } from './priority.js';
 
@@ -25,7 +24,8 @@ const data = workerData as HarnessWorkerData;
 yieldToMainThread(data.nice);
 
 const content = decodeSnapshot(data.snapshot);
-const layer = createLayerView(content.index, content.search);
+const layer = snapshotView(content);
+let generation = content.generation;
 /** The main thread's subscriptions to notices (one while it runs). */
 const subscribers = new Set<(notice: PeerNotice) => void>();
 let tasks: TaskBoard | null = null;
@@ -40,6 +40,7 @@ tasks = new TaskBoard({ harness, notify: (notice) => subscribers.forEach((delive
 const runtime = new Runtime({
   registry: buildRegistry(BUILTIN_CAPABILITIES),
   layer,
+  generation,
   board: null,
   harness,
   tasks,
@@ -72,6 +73,13 @@ const control: RpcServed<HarnessControl> = {
     }),
   recordUsage: async (record) => {
     tasks.recordUsage(record);
+  },
+  useSnapshot: async (snapshot, next) => {
+    if (next <= generation) return;
+    const fresh = snapshotView(decodeSnapshot(snapshot));
+    generation = next;
+    harness.useLayer(fresh);
+    runtime.useGeneration(next, fresh);
   },
   stop() {
     stopped ??= (async () => {

@@ -16,11 +16,11 @@ import { createRouter } from '../src/http/router.js';
 import { loadSwaggerAssets } from '../src/http/swagger.js';
 import { UwsServer } from '../src/http/uws-server.js';
 import { urlOf } from '../src/http/address.js';
-import { createLayerView } from '../src/layer/view.js';
+import { changedUris } from '../src/layer/changes.js';
 import { toolTable } from '../src/mcp/projection.js';
 import { catalogFrom } from '../src/registry/catalog.js';
 import { rpcClient, serveRpc } from '../src/threads/rpc.js';
-import { decodeSnapshot } from '../src/threads/snapshot.js';
+import { decodeSnapshot, snapshotView, type SnapshotContent } from '../src/threads/snapshot.js';
 import { HARNESS_CONTROL_METHODS, HOST_CONTROL_METHODS, type HarnessControl, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../src/threads/types.js';
 import { HARNESS_CALL_TIMEOUT_MS } from '../src/harness/remote.js';
 import { yieldToMainThread } from './priority.js';
@@ -31,9 +31,15 @@ const HOST_CALL_TIMEOUT_MS = 30_000;
 const data = workerData as HttpWorkerData;
 yieldToMainThread(data.nice);
 
-const content = decodeSnapshot(data.snapshot);
+let content: SnapshotContent | undefined = decodeSnapshot(data.snapshot);
 const catalog = catalogFrom(content.capabilities);
-const layer = createLayerView(content.index, content.search);
+const { version } = content;
+const repositoryId = content.index.repository_id;
+/** The layer generation this thread serves; `HttpControl.useSnapshot` moves it on. */
+let generation = content.generation;
+let layer = snapshotView(content);
+// Only the serving generation stays in memory: a later one must not keep the first alive.
+content = undefined;
 const host = rpcClient<HostControl>(data.hostPort, HOST_CONTROL_METHODS, { timeoutMs: HOST_CALL_TIMEOUT_MS });
 const harness = data.harnessPort === null ? null : rpcClient<HarnessControl>(data.harnessPort, HARNESS_CONTROL_METHODS, { timeoutMs: HARNESS_CALL_TIMEOUT_MS });
 
@@ -47,6 +53,7 @@ const dispatcher = new CallDispatcher({
   poolTaskFile: data.poolTaskFile,
   poolThreads: data.poolThreads,
   pool: { snapshot: data.snapshot, nice: data.nice, faultCapability: data.faultCapability },
+  generation,
   answerCache: data.answerCache,
 });
 const backend = new RemoteMcpBackend({
@@ -75,18 +82,19 @@ const gateway = new Gateway({
 let guard = hostGuard(data.host, data.port);
 const route = createRouter({
   catalog,
-  version: content.version,
-  repositoryId: content.index.repository_id,
+  version,
+  repositoryId,
   token: data.token,
   get guard() {
     return guard;
   },
   mcp,
-  openapi: openApiText(catalog, content.version),
+  openapi: openApiText(catalog, version),
   swagger: loadSwaggerAssets(),
   invoke: (capabilityId, input, caller) => dispatcher.invoke(capabilityId, input, caller),
   peerCount: () => state.peerCount,
   leaseholder: () => state.leaseholder,
+  generation: () => generation,
   baseUrl: () => urlOf(data.host, state.port),
   gateway: { paths: new Set([CHAT_COMPLETIONS_PATH, MODELS_PATH]), handle: (request) => gateway.handle(request) },
 });
@@ -108,6 +116,17 @@ const control: HttpControl = {
   },
   async notifyPeer(peerId, method, params, requires) {
     return mcp.notifyPeer(peerId, method, params, requires);
+  },
+  async useSnapshot(snapshot, next) {
+    if (next <= generation) return;
+    const before = layer.index;
+    const fresh = decodeSnapshot(snapshot);
+    layer = snapshotView(fresh);
+    generation = next;
+    // Every path answers from the new generation before any client hears of it.
+    backend.useLayer(layer);
+    dispatcher.useSnapshot(snapshot, next);
+    mcp.layerChanged(changedUris(before, fresh.index));
   },
   stop() {
     stopped ??= (async () => {

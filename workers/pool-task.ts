@@ -1,29 +1,37 @@
 /**
- * A piscina task: run capabilities over the frozen snapshot. The snapshot is decoded once when
- * the pool thread starts; each call is a pure function of it.
+ * A piscina task: run capabilities over a generation's snapshot. Each batch names its generation;
+ * a pool thread decodes a generation's snapshot once, the first time a batch of it arrives (the
+ * start one from its workerData), and each call is a pure function of it.
  */
 import { workerData } from 'node:worker_threads';
-import { createLayerView } from '../src/layer/view.js';
 import { BUILTIN_CAPABILITIES } from '../src/registry/builtins.js';
 import { buildRegistry } from '../src/registry/registry.js';
 import { Runtime } from '../src/runtime/runtime.js';
-import { decodeSnapshot } from '../src/threads/snapshot.js';
-import type { CallOutcome, PoolTask, PoolWorkerData } from '../src/threads/types.js';
+import { decodeSnapshot, snapshotView } from '../src/threads/snapshot.js';
+import type { CallOutcome, PoolBatch, PoolWorkerData } from '../src/threads/types.js';
 import { yieldToMainThread } from './priority.js';
 
 const data = workerData as PoolWorkerData;
 yieldToMainThread(data.nice);
 
-const content = decodeSnapshot(data.snapshot);
+const first = decodeSnapshot(data.snapshot);
 const runtime = new Runtime({
   registry: buildRegistry(BUILTIN_CAPABILITIES),
-  layer: createLayerView(content.index, content.search),
+  layer: snapshotView(first),
+  generation: first.generation,
   board: null,
   url: () => null,
   faultCapability: data.faultCapability,
 });
 
-/** Runs one batch of calls (see src/http/batcher.ts); answers in the same order. */
-export function runCapabilities(tasks: PoolTask[]): Promise<CallOutcome[]> {
-  return Promise.all(tasks.map((task) => runtime.outcome(task.capabilityId, task.input, task.caller)));
+/**
+ * Runs one batch of calls (see src/http/batcher.ts) over its generation, or a newer one this thread
+ * already holds (a batch queued before a swap: its callers asked before the swap, a newer answer is
+ * as good, and decoding an old generation again would be wasted); answers in the same order.
+ */
+export function runCapabilities(batch: PoolBatch): Promise<CallOutcome[]> {
+  if (batch.generation > runtime.generation) {
+    runtime.useGeneration(batch.generation, snapshotView(decodeSnapshot(batch.snapshot)));
+  }
+  return Promise.all(batch.tasks.map((task) => runtime.outcome(task.capabilityId, task.input, task.caller)));
 }

@@ -134,7 +134,7 @@ function cap(text: string, limit = TEXT_CAP): string {
 export type HarnessAccess = Pick<Harness, 'listProfiles' | 'spawn' | 'send' | 'list' | 'status' | 'read' | 'kill' | 'resource' | 'turnsOf' | 'sessionDir'>;
 
 export class Harness {
-  readonly #options: HarnessOptions;
+  #options: HarnessOptions;
   readonly #store: SessionStore;
   readonly #sessions = new Map<string, Session>();
   #policy: HarnessPolicy;
@@ -146,6 +146,15 @@ export class Harness {
     this.#options = options;
     this.#store = options.store;
     this.#policy = harnessPolicy(options.layer);
+  }
+
+  /**
+   * A new generation of the layer serves: profiles and the policy are read from it from now on
+   * (sessions already running keep what they were started with).
+   */
+  useLayer(layer: LayerView): void {
+    this.#options = { ...this.#options, layer };
+    this.#policy = harnessPolicy(layer);
   }
 
   /**

@@ -29,6 +29,8 @@ export interface HarnessThread {
   onNotice(deliver: (notice: PeerNotice) => void): void;
   /** Stops every running agent, then the thread. Safe to call twice. */
   stop(): Promise<void>;
+  /** Serves a new generation of the layer (profiles, policy); resolves once it does. */
+  useSnapshot(snapshot: SharedArrayBuffer, generation: number): Promise<void>;
 }
 
 /** This process's own delegation depth: `MAJORDOMUS_SPAWN_DEPTH`, stamped by whoever spawned it. */
@@ -81,6 +83,9 @@ export async function startHarnessThread(options: HarnessThreadOptions): Promise
         if (call.signal?.aborted) return { ok: false, code: 'internal', message: 'the call was cancelled' };
         return { ok: false, code: 'internal', message: `the harness thread did not answer: ${errorMessage(error)}` };
       }
+    },
+    useSnapshot: async (snapshot, generation) => {
+      await Promise.race([control.useSnapshot(snapshot, generation).catch(() => undefined), exited]);
     },
     onNotice(deliver) {
       const onEvent = (stream: string, data: unknown): void => {

@@ -1,10 +1,11 @@
 /**
  * Answers of pure queries, remembered by the HTTP thread. A query that reads only the registry or
  * the layer (and is not `volatile`: the git guard's status reads the hooks directory) is a pure
- * function of the snapshot, and the snapshot never changes while the server
- * lives (restart-based rediscovery, ADR 2/3); so the answer the pool computed for an input is the
- * answer for that input until the process ends. Each distinct call runs in the pool once:
- * identical calls arriving while it runs wait for the same answer.
+ * function of the snapshot, and a snapshot never changes: a reload brings a new generation with a
+ * new snapshot, and the dispatcher then drops this cache for a new one (`CallDispatcher.useSnapshot`).
+ * So the answer the pool computed for an input is the answer for that input while its generation
+ * serves. Each distinct call runs in the pool once: identical calls arriving while it runs wait for
+ * the same answer.
  *
  * Bounded by entry count and by total size (characters of JSON text); an answer over
  * `maxAnswerChars` is not kept, and the least recently used go first.

@@ -9,7 +9,7 @@ import { errorMessage } from '../errors.js';
 import type { CapabilityCatalog } from '../registry/catalog.js';
 import type { RpcClient } from '../threads/rpc.js';
 import { harnessCall } from '../harness/remote.js';
-import { PROGRESS_STREAM, type CallContext, type CallOutcome, type HarnessControl, type HostControl, type PoolTask, type PoolWorkerData } from '../threads/types.js';
+import { PROGRESS_STREAM, type CallContext, type CallOutcome, type HarnessControl, type HostControl, type PoolBatch, type PoolTask, type PoolWorkerData } from '../threads/types.js';
 import { AnswerCache } from './answer-cache.js';
 import { Batcher } from './batcher.js';
 
@@ -21,6 +21,8 @@ export interface DispatcherOptions {
   poolTaskFile: string;
   poolThreads: number;
   pool: PoolWorkerData;
+  /** The generation of `pool.snapshot`. */
+  generation: number;
   answerCache: boolean;
 }
 
@@ -40,9 +42,12 @@ export class CallDispatcher {
   readonly #catalog: CapabilityCatalog;
   readonly #host: RpcClient<HostControl>;
   readonly #harness: RpcClient<HarnessControl> | null;
-  readonly #pool: Piscina<PoolTask[], CallOutcome[]>;
+  readonly #pool: Piscina<PoolBatch, CallOutcome[]>;
   readonly #batches: Batcher<PoolTask, CallOutcome>;
-  readonly #answers: AnswerCache | null;
+  #answers: AnswerCache | null;
+  readonly #answerCache: boolean;
+  /** The generation the pool answers from; every batch carries it. */
+  #serving: { generation: number; snapshot: SharedArrayBuffer };
   readonly #poolThreads: number;
   #stopping = false;
 
@@ -51,7 +56,8 @@ export class CallDispatcher {
     this.#host = options.host;
     this.#harness = options.harness;
     this.#poolThreads = options.poolThreads;
-    this.#pool = new Piscina<PoolTask[], CallOutcome[]>({
+    this.#serving = { generation: options.generation, snapshot: options.pool.snapshot };
+    this.#pool = new Piscina<PoolBatch, CallOutcome[]>({
       filename: options.poolTaskFile,
       name: 'runCapabilities',
       workerData: options.pool,
@@ -63,12 +69,26 @@ export class CallDispatcher {
       idleTimeout: Number.POSITIVE_INFINITY,
     });
     this.#batches = new Batcher<PoolTask, CallOutcome>(
-      (tasks) => this.#pool.run(tasks),
+      (tasks) => this.#pool.run({ ...this.#serving, tasks }),
       // piscina refuses when its queue is full or it is closing: the server is saturated.
       (error) => ({ ok: false, code: 'busy', message: `the capability pool is saturated: ${errorMessage(error)}` }),
       { parallelism: options.poolThreads, maxBatch: 64, maxPending: MAX_PENDING_CALLS },
     );
-    this.#answers = options.answerCache ? new AnswerCache({ maxEntries: 1024, maxAnswerChars: 256 * 1024, maxTotalChars: 32 * 1024 * 1024 }) : null;
+    this.#answerCache = options.answerCache;
+    this.#answers = this.#newAnswerCache();
+  }
+
+  /**
+   * Answers from a new generation from now on: the answers remembered of the old one are dropped
+   * (a computation of the old one still under way settles into the dropped cache, never this one).
+   */
+  useSnapshot(snapshot: SharedArrayBuffer, generation: number): void {
+    this.#serving = { generation, snapshot };
+    this.#answers = this.#newAnswerCache();
+  }
+
+  #newAnswerCache(): AnswerCache | null {
+    return this.#answerCache ? new AnswerCache({ maxEntries: 1024, maxAnswerChars: 256 * 1024, maxTotalChars: 32 * 1024 * 1024 }) : null;
   }
 
   /**
@@ -81,7 +101,7 @@ export class CallDispatcher {
     const entry = this.#catalog.byId(capabilityId);
     if (entry?.reads === 'peers') return this.#onMainThread(capabilityId, input, caller, call);
     if (entry?.reads === 'harness') return this.#inHarness(capabilityId, input, caller, call ?? {});
-    // A query over the frozen snapshot answers the same for the same input while the server lives
+    // A query over a snapshot answers the same for the same input while its generation serves
     // (unless it reads more than the snapshot).
     if (this.#answers && entry?.kind === 'query' && entry.volatile !== true) return this.#answers.answer(capabilityId, input, () => this.#inPool(capabilityId, input, null));
     return this.#inPool(capabilityId, input, caller);
@@ -93,7 +113,7 @@ export class CallDispatcher {
     // A pool thread destroyed while it still loads its module aborts the whole process (node
     // fails inside the module loader): a server stopped right after it started waits for its pool
     // threads to answer once (bounded) before they go.
-    const settled = Promise.allSettled(Array.from({ length: this.#poolThreads }, () => this.#pool.run([])));
+    const settled = Promise.allSettled(Array.from({ length: this.#poolThreads }, () => this.#pool.run({ ...this.#serving, tasks: [] })));
     await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, POOL_SETTLE_MS).unref())]);
     await this.#pool.destroy();
   }

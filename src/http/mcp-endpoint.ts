@@ -219,6 +219,11 @@ export class McpEndpoint {
     return ended;
   }
 
+  /** A new generation of the layer serves: every session hears what changed (see McpSession.layerChanged). */
+  layerChanged(changed: readonly string[]): void {
+    for (const open of this.#sessions.values()) open.session.layerChanged(changed);
+  }
+
   closeAll(): void {
     for (const open of this.#sessions.values()) this.#end(open);
     this.#sessions.clear();

@@ -25,11 +25,18 @@ export interface RemoteBackendOptions {
 export class RemoteMcpBackend implements McpBackend {
   readonly tools: ToolTable;
   readonly #options: RemoteBackendOptions;
+  #layer: LayerView;
   readonly #lastTouch = new Map<string, number>();
 
   constructor(options: RemoteBackendOptions) {
     this.tools = options.tools;
     this.#options = options;
+    this.#layer = options.layer;
+  }
+
+  /** Serves a new generation's layer from now on. */
+  useLayer(layer: LayerView): void {
+    this.#layer = layer;
   }
 
   invoke(capabilityId: string, args: unknown, caller: string | null, call?: CallContext): Promise<CallOutcome> {
@@ -37,11 +44,11 @@ export class RemoteMcpBackend implements McpBackend {
   }
 
   objects(): ReturnType<McpBackend['objects']> {
-    return this.#options.layer.index.objects;
+    return this.#layer.index.objects;
   }
 
   object(uri: string): ReturnType<McpBackend['object']> {
-    return this.#options.layer.get(uri);
+    return this.#layer.get(uri);
   }
 
   async join(...args: Parameters<McpBackend['join']>): ReturnType<McpBackend['join']> {

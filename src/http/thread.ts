@@ -11,7 +11,7 @@ import { onExit } from '../runtime/exit-hooks.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { settings } from '../settings.js';
 import { rpcClient, serveRpc, type RpcServed } from '../threads/rpc.js';
-import { encodeSnapshot } from '../threads/snapshot.js';
+import { layerSnapshot } from '../threads/snapshot.js';
 import { HTTP_CONTROL_METHODS, PROGRESS_STREAM, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../threads/types.js';
 import { VERSION } from '../version.js';
 
@@ -49,6 +49,8 @@ export interface HttpThread {
   notifyPeer(peerId: string, method: string, params: Record<string, unknown>, requires: string | null): Promise<boolean>;
   /** Closes the socket, the sessions and the pool, and waits for the thread to end. Safe to call twice. */
   stop(): Promise<void>;
+  /** Serves a new generation of the layer (see `HttpControl.useSnapshot`); resolves once it does. */
+  useSnapshot(snapshot: SharedArrayBuffer, generation: number): Promise<void>;
 }
 
 /** What the main thread serves the HTTP thread, over its runtime. */
@@ -74,10 +76,11 @@ export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstruct
   };
 }
 
-/** The frozen layer and catalog every other thread of this server decodes. */
+/** The serving generation's layer and the catalog, as every other thread of this server decodes them. */
 export function snapshotOf(runtime: Runtime): SharedArrayBuffer {
-  return encodeSnapshot({
+  return layerSnapshot({
     version: VERSION,
+    generation: runtime.generation,
     index: runtime.layer.index,
     capabilities: runtime.registry.catalog.entries,
     search: runtime.layer.searchIndex(),
@@ -153,6 +156,9 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
     },
     setPeerCount: async (count) => {
       await untilExit(control.setPeerCount(count));
+    },
+    useSnapshot: async (snapshot, generation) => {
+      await untilExit(control.useSnapshot(snapshot, generation));
     },
     notifyPeer: async (peerId, method, params, requires) => (await untilExit(control.notifyPeer(peerId, method, params, requires))) === true,
     stop() {

@@ -21,7 +21,7 @@ export { MANIFEST_PATH } from './identity.js';
 /** A manifest is a few lines; anything larger is refused before it is parsed. */
 export const MAX_MANIFEST_BYTES = 64 * 1024;
 
-const DEFAULT_REPO_PATH = '.ai/repo';
+export const DEFAULT_REPO_PATH = '.ai/repo';
 const TOP_KEYS = ['schema', 'repo', 'local', 'sections'];
 
 /** The manifest as the index uses it: normalised paths, the enabled kinds in table order. */

@@ -23,6 +23,7 @@ export const DIAGNOSTIC_CODES = [
   'oversized',
   'symlink',
   'unreadable',
+  'reload_failed',
 ] as const;
 export type DiagnosticCode = (typeof DIAGNOSTIC_CODES)[number];
 

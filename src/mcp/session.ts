@@ -117,6 +117,8 @@ export class McpSession {
   #stream: NotificationSink | null = null;
   /** The experimental capabilities the client declared at initialize (`claude/channel`…). */
   #experimental: ReadonlySet<string> = new Set();
+  /** URIs of layer objects the client subscribed to (`resources/subscribe`). */
+  readonly #subscriptions = new Set<string>();
 
   /**
    * `preferredPeerId`: the identity this client had on a server that is gone (see PeerBoard.join).
@@ -174,6 +176,18 @@ export class McpSession {
     if (requires !== null && !this.#experimental.has(requires)) return false;
     sink(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params });
     return true;
+  }
+
+  /**
+   * A new generation of the layer serves, `changed` naming the objects that appeared, vanished or
+   * changed: the client hears `notifications/resources/list_changed` when any did, and
+   * `notifications/resources/updated` for each of them it subscribed to.
+   */
+  layerChanged(changed: readonly string[]): void {
+    if (changed.length === 0) return;
+    this.notify('notifications/resources/list_changed');
+    if (this.#subscriptions.size === 0) return;
+    for (const uri of changed) if (this.#subscriptions.has(uri)) this.notify('notifications/resources/updated', { uri });
   }
 
   /** Cancels a tool call under way (its signal aborts, it gets no answer); false when none has that id. */
@@ -269,6 +283,10 @@ export class McpSession {
         };
       case 'resources/read':
         return this.#readResource(params);
+      case 'resources/subscribe':
+        return this.#subscribe(params);
+      case 'resources/unsubscribe':
+        return this.#unsubscribe(params);
       default:
         throw new RpcError(RPC.methodNotFound, `Method not found: ${method}`);
     }
@@ -296,7 +314,8 @@ export class McpSession {
     return {
       protocolVersion: this.#protocolVersion,
       // claude/channel: task notices (a question, an end) reach a client that declared it too.
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, experimental: { 'claude/channel': {} } },
+      // The layer stays fresh: a reload tells the client (list_changed, updated for subscriptions).
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: true }, experimental: { 'claude/channel': {} } },
       serverInfo: { name: 'majordomus', version: VERSION },
       instructions,
     };
@@ -330,6 +349,25 @@ export class McpSession {
     if (outcome.ok) return new ToolResult(outcome.json);
     if (outcome.code === 'invalid_input') throw new RpcError(RPC.invalidParams, `Invalid arguments for tool ${name}: ${outcome.message}`);
     return { content: [{ type: 'text', text: `${outcome.code}: ${outcome.message}` }], isError: true };
+  }
+
+  /** Only the layer's objects can be subscribed to: they are what a reload changes. */
+  #subscribe(params: Record<string, unknown>): unknown {
+    const { uri } = params;
+    if (typeof uri !== 'string') throw new RpcError(RPC.invalidParams, 'Invalid params: resources/subscribe needs a uri');
+    if (this.#backend.object(uri) === undefined) {
+      throw new RpcError(RPC.resourceNotFound, `Resource not found: ${uri} (only the layer's objects can be subscribed to; resources/list names them)`);
+    }
+    this.#subscriptions.add(uri);
+    return {};
+  }
+
+  /** Unsubscribing from a URI this session never subscribed to changes nothing. */
+  #unsubscribe(params: Record<string, unknown>): unknown {
+    const { uri } = params;
+    if (typeof uri !== 'string') throw new RpcError(RPC.invalidParams, 'Invalid params: resources/unsubscribe needs a uri');
+    this.#subscriptions.delete(uri);
+    return {};
   }
 
   #listResources(params: Record<string, unknown>): unknown {

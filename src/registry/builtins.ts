@@ -68,12 +68,13 @@ export const repositoryInfo = defineCapability({
   id: 'repository.info',
   kind: 'query',
   title: 'Repository information',
-  description: 'The layer this server serves: its id, discovery mode, state, counts by kind and every diagnostic.',
+  description: 'The layer this server serves: its id, generation (1 at start, +1 each time an edit is reloaded), discovery mode, state, counts by kind and every diagnostic.',
   input: noInput,
   output: z.object({
     name: z.literal('majordomus'),
     version: z.string(),
     repository_id: z.string(),
+    generation: z.number().int().positive(),
     discovery: z.enum(['vcs', 'filesystem']),
     state: z.enum(['ok', 'degraded']),
     sections: z.array(objectKind),
@@ -84,10 +85,11 @@ export const repositoryInfo = defineCapability({
   stability: 'stable',
   reads: 'layer',
   guidance: 'See what is served, and every diagnostic, with {tool}.',
-  handler: (_input, { layer }) => ({
+  handler: (_input, { layer, generation }) => ({
     name: 'majordomus' as const,
     version: VERSION,
     repository_id: layer.index.repository_id,
+    generation,
     discovery: layer.index.discovery,
     state: layer.index.state,
     sections: layer.index.sections,

@@ -41,7 +41,8 @@ export interface Exposure {
 /** What a handler is given, by what it reads. */
 export interface ContextByReads {
   registry: { catalog: CapabilityCatalog };
-  layer: { catalog: CapabilityCatalog; layer: LayerView };
+  /** `generation`: which build of the layer `layer` is (1 at start, +1 per reload). */
+  layer: { catalog: CapabilityCatalog; layer: LayerView; generation: number };
   peers: { peers: PeerAccess; coordination: CoordinationAccess; caller: string | null };
   harness: { harness: HarnessAccess; tasks: TaskAccess; caller: string | null };
 }

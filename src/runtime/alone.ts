@@ -1,9 +1,16 @@
-/** A client served alone in this process: `mcp --standalone`, or a process that cannot share. */
+/**
+ * A client served alone in this process: `mcp --standalone`, or a process that cannot share. Its
+ * layer stays fresh too: the build worker watches it and each new generation is swapped into this
+ * runtime, the client told what changed.
+ */
 import { localSession } from '../mcp/local-backend.js';
 import type { McpSession } from '../mcp/session.js';
 import { Coordination } from '../coordination/coordination.js';
 import { PeerBoard } from '../peers/board.js';
 import { settings } from '../settings.js';
+import { layerSnapshot } from '../threads/snapshot.js';
+import { VERSION } from '../version.js';
+import { startFreshness } from './freshness.js';
 import type { Loaded } from './load.js';
 import { Runtime } from './runtime.js';
 
@@ -11,5 +18,21 @@ export function aloneSession(loaded: Loaded, preferredPeerId: string | null = nu
   const board = new PeerBoard();
   const coordination = Coordination.alone(loaded.layer.index.root, board);
   const runtime = new Runtime({ ...loaded, board, coordination, url: () => null, faultCapability: settings().faultCapability });
-  return localSession(runtime, preferredPeerId);
+  const session = localSession(runtime, preferredPeerId);
+  // The worker ends with the process (an exit hook); it never keeps it alive.
+  startFreshness({
+    snapshot: layerSnapshot({
+      version: VERSION,
+      generation: runtime.generation,
+      index: runtime.layer.index,
+      capabilities: runtime.registry.catalog.entries,
+      search: runtime.layer.searchIndex(),
+    }),
+    discovery: runtime.layer.index.discovery,
+    onGeneration: (next) => {
+      runtime.useGeneration(next.generation, next.layer);
+      session.layerChanged(next.changed);
+    },
+  });
+  return session;
 }

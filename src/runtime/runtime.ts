@@ -18,6 +18,8 @@ import type { CallContext, CallOutcome } from '../threads/types.js';
 export interface RuntimeOptions {
   registry: Registry;
   layer: LayerView;
+  /** The layer's generation (1, the startup build, unless given). */
+  generation?: number;
   /** The peer board, where this thread owns it; pool threads have none. */
   board: PeerBoard | null;
   /** Claims and messages over the board, beside it. */
@@ -36,7 +38,8 @@ export interface RuntimeOptions {
 
 export class Runtime {
   readonly registry: Registry;
-  readonly layer: LayerView;
+  #layer: LayerView;
+  #generation: number;
   readonly board: PeerBoard | null;
   readonly coordination: Coordination | null;
   readonly #harness: HarnessAccess | null;
@@ -49,13 +52,30 @@ export class Runtime {
   constructor(options: RuntimeOptions) {
     this.#faultCapability = options.faultCapability ?? null;
     this.registry = options.registry;
-    this.layer = options.layer;
+    this.#layer = options.layer;
+    this.#generation = options.generation ?? 1;
     this.board = options.board;
     this.coordination = options.coordination ?? null;
     this.#harness = options.harness ?? null;
     this.#tasks = options.tasks ?? null;
     this.#remoteHarness = options.remoteHarness ?? null;
     this.#url = options.url;
+  }
+
+  /** The serving generation's layer: read it at call time, never keep it (a reload replaces it). */
+  get layer(): LayerView {
+    return this.#layer;
+  }
+
+  /** 1 for the startup build, +1 per reload swapped in. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** Serves a new generation of the layer from now on (calls under way finish on the old one). */
+  useGeneration(generation: number, layer: LayerView): void {
+    this.#generation = generation;
+    this.#layer = layer;
   }
 
   /**
@@ -130,7 +150,7 @@ export class Runtime {
       case 'registry':
         return { catalog: this.registry.catalog };
       case 'layer':
-        return { catalog: this.registry.catalog, layer: this.layer };
+        return { catalog: this.registry.catalog, layer: this.#layer, generation: this.#generation };
       case 'peers':
         if (!this.coordination) throw new CapabilityError('internal', 'coordination lives beside the peer board, in the main thread');
         return { peers: this.#board(), coordination: this.coordination, caller };

@@ -44,10 +44,14 @@ type Mode =
   | { kind: 'failed'; why: string };
 
 function methodOf(line: string): unknown {
+  return messageOf(line)?.method;
+}
+
+function messageOf(line: string): { method?: unknown; params?: { uri?: unknown } } | null {
   try {
-    return (JSON.parse(line) as { method?: unknown } | null)?.method;
+    return JSON.parse(line) as { method?: unknown; params?: { uri?: unknown } } | null;
   } catch {
-    return undefined;
+    return null;
   }
 }
 
@@ -56,7 +60,17 @@ function methodOf(line: string): unknown {
  * one whose first attempt may have run is harmless. A tool call is never among them — the bridge
  * cannot know what a tool does.
  */
-const SAFE_TO_RESEND = new Set(['initialize', 'ping', 'tools/list', 'resources/list', 'resources/templates/list', 'resources/read']);
+const SAFE_TO_RESEND = new Set([
+  'initialize',
+  'ping',
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  // Idempotent: subscribing twice is one subscription.
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
 
 function safeToResend(line: string): boolean {
   const method = methodOf(line);
@@ -68,6 +82,8 @@ export class ClientLink {
   #mode: Mode = { kind: 'failed', why: 'not started' };
   #initializeLine: string | null = null;
   #initializedLine: string | null = null;
+  /** The client's `resources/subscribe` lines by URI: a new server hears them after initialize. */
+  readonly #subscriptions = new Map<string, string>();
   /** The election under way, which every message waits for. */
   #election: Promise<void> | null = null;
   /** Where the frames the server sends on its own go (stdout), once the stdio loop gave it. */
@@ -172,10 +188,15 @@ export class ClientLink {
 
   #remember(line: string): void {
     // Most lines are neither; skip the second parse for them (the hot stdio path).
-    if (!line.includes('initialize')) return;
-    const method = methodOf(line);
+    if (!line.includes('initialize') && !line.includes('subscribe')) return;
+    const message = messageOf(line);
+    const method = message?.method;
     if (method === 'initialize') this.#initializeLine = line;
     if (method === 'notifications/initialized') this.#initializedLine = line;
+    const uri = message?.params?.uri;
+    if (typeof uri !== 'string') return;
+    if (method === 'resources/subscribe') this.#subscriptions.set(uri, line);
+    if (method === 'resources/unsubscribe') this.#subscriptions.delete(uri);
   }
 
   async #handle(line: string, notify: ((frame: string) => void) | undefined, attempt = 0): Promise<string | undefined> {
@@ -312,9 +333,12 @@ export class ClientLink {
     return loadServing(this.#options.global, this.#options.cwd);
   }
 
-  /** What the new server must hear first so the client's session goes on: its initialize. */
+  /**
+   * What the new server must hear first so the client's session goes on: its initialize, then its
+   * subscriptions (their answers go nowhere: the client had its own).
+   */
   #replayable(pending: string | null): string[] {
-    return [this.#initializeLine, this.#initializedLine].filter((line): line is string => line !== null && line !== pending);
+    return [this.#initializeLine, this.#initializedLine, ...this.#subscriptions.values()].filter((line): line is string => line !== null && line !== pending);
   }
 
   #startPing(): void {

@@ -25,6 +25,7 @@ import { Runtime } from '../runtime/runtime.js';
 import { settings } from '../settings.js';
 import { snapshotOf, startHttpThread, type HttpThread } from '../http/thread.js';
 import { startHarnessThread, type HarnessThread } from '../harness/thread.js';
+import { startFreshness, type Generation, type LayerFreshness } from '../runtime/freshness.js';
 import { dirname, join } from 'node:path';
 import { isLoopbackHost } from '../http/guard.js';
 import { BIND_GRACE_MS, judgeLease, type Predecessor } from './election.js';
@@ -86,6 +87,8 @@ export class Owner {
   readonly #checkout: Checkout;
   readonly #boardFile: BoardFile;
   #watch: NodeJS.Timeout | null = null;
+  /** Watches the layer and builds its next generations (off this thread). */
+  #freshness: LayerFreshness | null = null;
   #idleWaiters: Array<() => void> = [];
   #closing: Promise<void> | null = null;
   /** Lease writes, one at a time. */
@@ -161,6 +164,13 @@ export class Owner {
     url = http.url;
     owner = new Owner(runtime, http, harness, options, new BoardFile(boardPath, lease.token, epoch));
     coordination.startExpiring();
+    const swapping = owner;
+    owner.#freshness = startFreshness({
+      snapshot,
+      discovery: runtime.layer.index.discovery,
+      localPath: checkout.localPath,
+      onGeneration: (next) => swapping.#useGeneration(next),
+    });
     const delivering = owner;
     harness.onNotice((notice) => void delivering.#deliver(notice));
     owner.boardChanged(); // the numbering taken over is carried on at once
@@ -201,6 +211,18 @@ export class Owner {
     if (!taken && fallback) await this.#http.notifyPeer(notice.peer, fallback.method, fallback.params, null).catch(() => false);
   }
 
+  /**
+   * A new generation of the layer: this thread serves it first, then the HTTP and harness threads
+   * (each drops what it remembered of the old one, and the HTTP thread tells its `/mcp` sessions);
+   * then this process's own stdio session hears what changed.
+   */
+  async #useGeneration(next: Generation): Promise<void> {
+    if (this.#closing) return;
+    this.runtime.useGeneration(next.generation, next.layer);
+    await Promise.all([this.#http.useSnapshot(next.snapshot, next.generation), this.#harness.useSnapshot(next.snapshot, next.generation)]);
+    for (const session of this.#localSessions) session.layerChanged(next.changed);
+  }
+
   /** Resolves once no peer is attached. */
   whenNoPeers(): Promise<void> {
     if ((this.runtime.board?.size ?? 0) === 0) return Promise.resolve();
@@ -216,6 +238,7 @@ export class Owner {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#stopWatching();
+      await this.#freshness?.stop();
       // The lease goes first, from this thread: stopping the HTTP thread can take a while on a
       // busy machine (it runs at a lower priority), and a client that kills us meanwhile must not
       // leave a lease behind. Then new sessions are refused (409 lease_lost: a client arriving
@@ -254,6 +277,7 @@ export class Owner {
     if (this.#closing) return;
     log.error(`the HTTP thread ended unexpectedly (${why}); releasing the lease and serving this client alone`);
     this.#stopWatching();
+    void this.#freshness?.stop();
     this.releaseLease();
     this.#closing = this.#boardFile.remove();
     for (const peer of this.runtime.board?.list() ?? []) if (peer.transport === 'http') this.runtime.leave(peer.id);

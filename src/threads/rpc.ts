@@ -5,6 +5,9 @@
  * caller waiting for an answer that never comes. Every call also ends with a deadline, and every
  * pending call fails when the port closes (the other thread has gone).
  *
+ * A `SharedArrayBuffer` argument is the exception: it crosses as itself, beside the JSON text
+ * (shared memory, never copied — how a new generation's snapshot reaches a thread).
+ *
  * A call may also stream: before its answer the handler posts events (`{kind: 'event', stream,
  * data}`, data as JSON text) that reach the caller's listener of that call, and the caller may
  * cancel it (`{kind: 'cancel'}`), which aborts the handler's signal. That is how a capability
@@ -40,7 +43,27 @@ export interface RpcCallOptions {
   timeoutMs?: number;
 }
 
-type Request = { kind: 'call'; id: number; method: string; args: string; listening?: true } | { kind: 'cancel'; id: number };
+type Request =
+  | { kind: 'call'; id: number; method: string; args: string; listening?: true; shared?: SharedArrayBuffer[] }
+  | { kind: 'cancel'; id: number };
+
+/** Marks where a `SharedArrayBuffer` argument stood in the JSON text (its index in `shared`). */
+const SHARED_MARK = '$majordomusShared';
+
+/** The arguments as JSON text, each SharedArrayBuffer replaced by a mark and kept aside. */
+function encodeArgs(args: unknown[]): { args: string; shared?: SharedArrayBuffer[] } {
+  const shared: SharedArrayBuffer[] = [];
+  const text = JSON.stringify(args, (_key, value: unknown) => (value instanceof SharedArrayBuffer ? { [SHARED_MARK]: shared.push(value) - 1 } : value));
+  return shared.length === 0 ? { args: text } : { args: text, shared };
+}
+
+function decodeArgs(text: string, shared: SharedArrayBuffer[] | undefined): unknown[] {
+  if (shared === undefined) return JSON.parse(text) as unknown[];
+  return JSON.parse(text, (_key, value: unknown) => {
+    const mark = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[SHARED_MARK] : undefined;
+    return typeof mark === 'number' && shared[mark] !== undefined ? shared[mark] : value;
+  }) as unknown[];
+}
 type Answer = { ok: true; value: string } | { ok: false; message: string };
 type Reply = ({ kind: 'reply'; id: number } & Answer) | { kind: 'event'; id: number; stream: string; data: string };
 
@@ -105,7 +128,7 @@ export function serveRpc<T extends RpcHandlers<T>>(port: MessagePort, handlers: 
       post({ kind: 'reply', id, ...answer });
     };
     Promise.resolve()
-      .then(() => handler(...(JSON.parse(message.args) as unknown[]), scope))
+      .then(() => handler(...decodeArgs(message.args, message.shared), scope))
       .then(
         (value) => reply({ ok: true, value: JSON.stringify(value) ?? 'null' }),
         (error: unknown) => reply({ ok: false, message: describe(error) }),
@@ -187,7 +210,7 @@ export function rpcClient<T extends RpcHandlers<T>>(port: MessagePort, methods: 
       const unlisten = (): void => signal?.removeEventListener('abort', onAbort);
       pending.set(id, { resolve, reject, timer, onEvent: extra.onEvent, unlisten });
       try {
-        const call: Request = { kind: 'call', id, method, args: JSON.stringify(args) };
+        const call: Request = { kind: 'call', id, method, ...encodeArgs(args) };
         if (extra.onEvent) call.listening = true;
         port.postMessage(call);
       } catch (error) {

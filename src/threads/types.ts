@@ -4,6 +4,7 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { WireErrorCode } from '../errors.js';
+import type { DiscoveryMode } from '../layer/types.js';
 import type { PeerClient } from '../peers/board.js';
 import type { UsageRecord } from '../tasks/usage.js';
 
@@ -35,6 +36,17 @@ export interface PoolTask {
   capabilityId: string;
   input: unknown;
   caller: string | null;
+}
+
+/**
+ * What the HTTP thread sends a pool thread: a batch of calls and the generation they run over. A
+ * pool thread that holds another generation decodes this one's snapshot first (once per
+ * generation), so no call of a new generation is answered from an old one.
+ */
+export interface PoolBatch {
+  generation: number;
+  snapshot: SharedArrayBuffer;
+  tasks: PoolTask[];
 }
 
 export interface PoolWorkerData {
@@ -107,13 +119,18 @@ export interface HttpControl {
   notifyPeer(peerId: string, method: string, params: Record<string, unknown>, requires: string | null): Promise<boolean>;
   /** Closes the listen socket and every connection, ends the open sessions and the pool. */
   stop(): Promise<void>;
+  /**
+   * Serves a new generation of the layer: the `/mcp` sessions, REST and the pool answer from it,
+   * the answer cache of the old one is dropped, and the `/mcp` sessions are told what changed.
+   */
+  useSnapshot(snapshot: SharedArrayBuffer, generation: number): Promise<void>;
 }
 
 /** The RPC event stream on which `HostControl.invoke` reports a call's progress (each event a string). */
 export const PROGRESS_STREAM = 'progress';
 
 export const HOST_CONTROL_METHODS = ['invoke', 'join', 'leave', 'touch', 'instructions'] as const satisfies ReadonlyArray<keyof HostControl>;
-export const HTTP_CONTROL_METHODS = ['setLeaseholder', 'setPeerCount', 'notifyPeer', 'stop'] as const satisfies ReadonlyArray<keyof HttpControl>;
+export const HTTP_CONTROL_METHODS = ['setLeaseholder', 'setPeerCount', 'notifyPeer', 'stop', 'useSnapshot'] as const satisfies ReadonlyArray<keyof HttpControl>;
 
 /** Given to the harness thread at start. */
 export interface HarnessWorkerData {
@@ -145,9 +162,44 @@ export interface HarnessControl {
   notices(): Promise<void>;
   /** Counts one request the gateway forwarded (fire and forget). */
   recordUsage(record: UsageRecord): Promise<void>;
+  /** Serves a new generation of the layer (the profiles and the policy agents are started from). */
+  useSnapshot(snapshot: SharedArrayBuffer, generation: number): Promise<void>;
 }
 
 /** The RPC event stream of `HarnessControl.notices` (each event a `PeerNotice`). */
 export const NOTICE_STREAM = 'notice';
 
-export const HARNESS_CONTROL_METHODS = ['invoke', 'stop', 'notices', 'recordUsage'] as const satisfies ReadonlyArray<keyof HarnessControl>;
+export const HARNESS_CONTROL_METHODS = ['invoke', 'stop', 'notices', 'recordUsage', 'useSnapshot'] as const satisfies ReadonlyArray<keyof HarnessControl>;
+
+/** Given to the layer build worker at start (workers/layer-build.ts). */
+export interface LayerBuildWorkerData {
+  /** The serving generation's snapshot (the worker merges every build over it). */
+  snapshot: SharedArrayBuffer;
+  discovery: DiscoveryMode;
+  /**
+   * The local half the server writes to (relative to the root), when the caller knows it; else the
+   * worker reads it from the manifest, with the repo half.
+   */
+  localPath: string | null;
+  /** Debounce of a burst of changes (src/layer/rebuild-scheduler.ts). */
+  quietMs: number;
+  maxWaitMs: number;
+  nice: number;
+}
+
+/** What the layer build worker posts to the main thread. */
+export type LayerBuildMessage =
+  | { type: 'watching'; directories: number }
+  | {
+      type: 'generation';
+      generation: number;
+      snapshot: SharedArrayBuffer;
+      /** URIs that appeared, vanished or changed. */
+      changed: string[];
+      /** Why the build failed as a whole (the last good objects are served), or null. */
+      failed: string | null;
+      objects: number;
+      diagnostics: number;
+      ms: number;
+    }
+  | { type: 'unchanged'; ms: number };

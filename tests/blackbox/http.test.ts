@@ -82,7 +82,7 @@ describe('serve over HTTP', () => {
   });
 
   describe('routes', () => {
-    it('GET / names majordomus, its version, the repository id, leaseholder true, every surface at the bound URL and the peer count', async () => {
+    it('GET / names majordomus, its version, the repository id, leaseholder true, the layer generation, every surface at the bound URL and the peer count', async () => {
       const body = await getJson('/');
       const url = `http://127.0.0.1:${port}`;
       expect(body).toEqual({
@@ -90,6 +90,7 @@ describe('serve over HTTP', () => {
         version: expect.stringMatching(/^\d+\.\d+\.\d+/),
         repository_id: expect.stringMatching(/\S/),
         leaseholder: true,
+        generation: 1,
         authorized: false,
         surfaces: { docs: `${url}/docs`, openapi: `${url}/openapi.json`, api: `${url}/api/v1/`, mcp: `${url}/mcp` },
         peers: 0,
@@ -109,7 +110,7 @@ describe('serve over HTTP', () => {
 
     it('GET /api/v1/repository answers the same repository id as GET /', async () => {
       const [server, info] = await Promise.all([getJson('/'), getJson('/api/v1/repository')]);
-      expect(info).toMatchObject({ name: 'majordomus', repository_id: server.repository_id, discovery: 'vcs', state: 'ok', diagnostics: [] });
+      expect(info).toMatchObject({ name: 'majordomus', repository_id: server.repository_id, generation: server.generation, discovery: 'vcs', state: 'ok', diagnostics: [] });
       expect(info.counts).toMatchObject({ rule: 2, document: 1, adr: 1 });
     });
 

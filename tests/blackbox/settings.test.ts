@@ -4,7 +4,7 @@
  *   and warnings, `warn` hides the info lines, `error` hides the warnings too but still shows a
  *   failed command's `MAJ_…` line — on `mcp --standalone` over a layer whose repo half is missing
  *   (one warning), and on a `serve` that serves without its `serving http://…` line under `warn`;
- * - `MAJORDOMUS_HTTP_NICE`: the HTTP thread, the pool threads and the harness thread of a running `serve` run at nice
+ * - `MAJORDOMUS_HTTP_NICE`: the HTTP thread, the pool threads, the harness thread and the layer build worker of a running `serve` run at nice
  *   10 by default and at the given value when set, the main thread and Node's own threads stay
  *   at 0 (read from /proc/<pid>/task/<tid>/stat, field 19); `0` leaves every thread at 0. "0" is
  *   the nice value the test itself runs at, which the server inherits (0 unless run under `nice`);
@@ -17,6 +17,7 @@ import { runCli, spawnCli, type CliProcess } from '../helpers/cli.js';
 import { createFixtureRepo, type FixtureRepo } from '../helpers/fixture-repo.js';
 import { startServe, type ServeProcess } from '../helpers/serve.js';
 import { waitForLease } from '../helpers/shared.js';
+import { waitFor } from '../helpers/wait.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 
@@ -108,11 +109,16 @@ describe('MAJORDOMUS_HTTP_NICE', () => {
   it.each([
     { nice: undefined, expected: 10 },
     { nice: '5', expected: 5 },
-  ])('runs the HTTP, pool and harness threads at nice $expected (MAJORDOMUS_HTTP_NICE=$nice), the main thread at 0', async ({ nice, expected }) => {
+  ])('runs the HTTP, pool, harness and layer build threads at nice $expected (MAJORDOMUS_HTTP_NICE=$nice), the main thread at 0', async ({ nice, expected }) => {
     const server = await servedOnce(nice);
-    const threads = await threadNices(server.child.pid!);
+    // The layer build worker starts once the server serves: wait (bounded) for its priority too.
+    const lowered = (threads: Array<{ nice: number }>): number[] => threads.map((t) => t.nice).filter((n) => n !== INHERITED);
+    const threads = await waitFor(async () => {
+      const now = await threadNices(server.child.pid!);
+      return lowered(now).length >= 4 ? now : null;
+    }, { what: 'four threads at the lowered priority' });
     expect(threads.find((t) => t.tid === server.child.pid)?.nice).toBe(INHERITED);
-    expect(threads.map((t) => t.nice).filter((n) => n !== INHERITED)).toEqual([expected, expected, expected]);
+    expect(lowered(threads)).toEqual([expected, expected, expected, expected]);
     expect(threads.every((t) => t.nice === INHERITED || t.nice === expected)).toBe(true);
   });
 

@@ -159,11 +159,12 @@ describe.each(MODES)('$mode over stdio with the SDK client', ({ standalone, args
     expect(contents).toEqual([{ uri: RULE_URI, mimeType: 'text/markdown', text: RULE }]);
   });
 
-  it('answers majordomus_info with the state, the counts by kind and no diagnostics', async () => {
+  it('answers majordomus_info with the generation, the state, the counts by kind and no diagnostics', async () => {
     const result = await call('majordomus_info');
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({
       name: 'majordomus',
+      generation: 1,
       discovery: 'vcs',
       state: 'ok',
       counts: { adr: 1, document: 1, rule: 1, skill: 1 },

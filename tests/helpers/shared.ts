@@ -450,6 +450,11 @@ export class Scene {
     return raw;
   }
 
+  /** Takes every repository's baseline again (a test that edited its layer on purpose). */
+  async rebaselineAll(): Promise<void> {
+    for (const tracked of this.#repos) tracked.baseline = await treeState(tracked.repo.root);
+  }
+
   /** Any other process or resource to end (a pid to SIGKILL if still alive, or a callback). */
   track(pid: number): void {
     this.#pids.add(pid);

@@ -24,7 +24,7 @@ async function contextFor(
   if (descriptor.reads === 'registry') return { catalog: registry.catalog };
   if (descriptor.reads === 'layer') {
     const index = await loadLayer({ cwd: process.cwd(), ...args.global });
-    return { catalog: registry.catalog, layer: createLayerView(index) };
+    return { catalog: registry.catalog, layer: createLayerView(index), generation: 1 };
   }
   throw new MajordomusError('MAJ_INTERNAL', `${descriptor.id} reads the peer board and has no CLI path`);
 }

@@ -161,3 +161,31 @@ describe('rpc', () => {
     expect(scopes.map((scope) => scope.listening)).toEqual([false, true]);
   });
 });
+
+describe('SharedArrayBuffer arguments', () => {
+  it('cross as the same memory, beside JSON arguments, wherever they sit in them', async () => {
+    const channel = new MessageChannel();
+    channels.push(channel);
+    let received: { buffer: SharedArrayBuffer; nested: { inner: SharedArrayBuffer; n: number } } | null = null;
+    serveRpc<{ take(buffer: SharedArrayBuffer, nested: { inner: SharedArrayBuffer; n: number }): Promise<number> }>(channel.port1, {
+      take: async (buffer, nested) => {
+        received = { buffer, nested };
+        new Uint8Array(buffer)[0] = 42;
+        return buffer.byteLength + nested.n;
+      },
+    });
+    const client = rpcClient<{ take(buffer: SharedArrayBuffer, nested: { inner: SharedArrayBuffer; n: number }): Promise<number> }>(channel.port2, ['take'], { timeoutMs: 2_000 });
+    const buffer = new SharedArrayBuffer(8);
+    const inner = new SharedArrayBuffer(4);
+    expect(await client.take(buffer, { inner, n: 1 })).toBe(9);
+    expect(received!.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(received!.nested.inner.byteLength).toBe(4);
+    // The handler wrote into the caller's memory: nothing was copied.
+    expect(new Uint8Array(buffer)[0]).toBe(42);
+  });
+
+  it('leaves a plain object that only looks like the mark alone when no buffer was sent', async () => {
+    const client = pair();
+    expect(await client.echo({ $majordomusShared: 0 })).toEqual({ $majordomusShared: 0 });
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * The main thread's handle on the layer build worker: starts it with the serving snapshot, and
+ * hands each new generation it builds to `onGeneration` (the caller swaps it into every thread and
+ * tells the MCP clients), one at a time, in order. The main thread only decodes the new snapshot;
+ * watching, building and encoding happen in the worker.
+ */
+import { Worker } from 'node:worker_threads';
+import { errorMessage } from '../errors.js';
+import type { LayerIndex } from '../layer/types.js';
+import type { LayerView } from '../layer/view.js';
+import { log } from '../log.js';
+import { settings } from '../settings.js';
+import { decodeSnapshot, snapshotView } from '../threads/snapshot.js';
+import type { DiscoveryMode } from '../layer/types.js';
+import type { LayerBuildMessage, LayerBuildWorkerData } from '../threads/types.js';
+import { onExit } from './exit-hooks.js';
+
+/** A burst of changes is built once nothing changed for this long… */
+export const RELOAD_QUIET_MS = 50;
+/** …or this long after its first change, however busy it stays. */
+export const RELOAD_MAX_WAIT_MS = 1_000;
+
+/** One new generation, decoded, with what changed against the one it replaces. */
+export interface Generation {
+  generation: number;
+  snapshot: SharedArrayBuffer;
+  index: LayerIndex;
+  /** Its view, searched through the snapshot's search index. */
+  layer: LayerView;
+  changed: readonly string[];
+  failed: string | null;
+  ms: number;
+}
+
+export interface FreshnessOptions {
+  snapshot: SharedArrayBuffer;
+  discovery: DiscoveryMode;
+  /** The local half the server writes to, when known (the shared server's lease is there). */
+  localPath?: string;
+  onGeneration(generation: Generation): Promise<void> | void;
+}
+
+export interface LayerFreshness {
+  /** Ends the worker; a build under way is dropped. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** One log line per reload (docs/MCP.md, "Every log line"). */
+export function reloadLine(next: Generation): string {
+  const { index } = next;
+  const failed = next.failed === null ? '' : ` — the rebuild failed (${next.failed}), the last good objects are served`;
+  return `layer generation ${next.generation}: ${index.objects.length} objects, ${index.diagnostics.length} diagnostics (${index.state}), ${next.changed.length} changed, built in ${next.ms} ms${failed}`;
+}
+
+export function startFreshness(options: FreshnessOptions): LayerFreshness {
+  const workerData: LayerBuildWorkerData = {
+    snapshot: options.snapshot,
+    discovery: options.discovery,
+    localPath: options.localPath ?? null,
+    quietMs: RELOAD_QUIET_MS,
+    maxWaitMs: RELOAD_MAX_WAIT_MS,
+    nice: settings().httpNice,
+  };
+  const worker = new Worker(new URL('../../workers/layer-build.js', import.meta.url), { workerData });
+  // The worker never keeps the process alive: a server ends when its clients do.
+  worker.unref();
+  let stopped = false;
+  let swaps: Promise<void> = Promise.resolve();
+  worker.on('message', (message: LayerBuildMessage) => {
+    if (stopped) return;
+    if (message.type === 'watching') {
+      log.debug(`layer: watching ${message.directories} directories for changes`);
+    } else if (message.type === 'unchanged') {
+      log.debug(`layer: rebuilt in ${message.ms} ms, nothing changed`);
+    } else {
+      swaps = swaps.then(async () => {
+        if (stopped) return;
+        const next: Generation = {
+          generation: message.generation,
+          snapshot: message.snapshot,
+          ...decodedLayer(message.snapshot),
+          changed: message.changed,
+          failed: message.failed,
+          ms: message.ms,
+        };
+        try {
+          await options.onGeneration(next);
+          (next.failed === null ? log.info : log.warn)(reloadLine(next));
+        } catch (error) {
+          log.error(`cannot serve layer generation ${next.generation}: ${errorMessage(error)}`);
+        }
+      });
+    }
+  });
+  worker.on('error', (error) => {
+    if (!stopped) log.error(`the layer build worker failed (the layer is no longer refreshed): ${error.stack ?? error.message}`);
+  });
+  let stopping: Promise<void> | null = null;
+  let forget = (): void => {};
+  const handle: LayerFreshness = {
+    stop() {
+      stopping ??= (async () => {
+        stopped = true;
+        forget();
+        await worker.terminate().catch(() => undefined);
+        await swaps;
+      })();
+      return stopping;
+    },
+  };
+  forget = onExit(() => handle.stop());
+  return handle;
+}
+
+function decodedLayer(snapshot: SharedArrayBuffer): { index: LayerIndex; layer: LayerView } {
+  const content = decodeSnapshot(snapshot);
+  return { index: content.index, layer: snapshotView(content) };
+}
