@@ -6,7 +6,6 @@
  */
 import { availableParallelism } from 'node:os';
 import { MajordomusError } from './errors.js';
-import { DEFAULT_PORT } from './http/address.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -33,10 +32,10 @@ export interface Settings {
   faultCapability: string | null;
   /**
    * `MAJORDOMUS_HTTP_PORT`: the shared server's port when `--http-port`/`--port` is not given
-   * (default 8741; 0 = any free port). Client configs start `mcp` without arguments, so this is
-   * how a user (or a test) moves every server of a machine off the default port.
+   * (0 = any free port; null: the default, 8741). Client configs start `mcp` without arguments, so
+   * this is how a user (or a test) moves every server of a machine off the default port.
    */
-  httpPort: number;
+  httpPort: number | null;
 }
 
 export const DEFAULTS = {
@@ -81,7 +80,7 @@ export function readSettings(env: Env = process.env): Settings {
     pingMs: integer(env, 'MAJORDOMUS_PING_MS', DEFAULTS.pingMs, 50, 3600_000),
     maxSessions: integer(env, 'MAJORDOMUS_MAX_SESSIONS', DEFAULTS.maxSessions, 1, 100_000),
     faultCapability: fault ? fault.slice('capability:'.length) : null,
-    httpPort: integer(env, 'MAJORDOMUS_HTTP_PORT', DEFAULT_PORT, 0, 65_535),
+    httpPort: env.MAJORDOMUS_HTTP_PORT ? integer(env, 'MAJORDOMUS_HTTP_PORT', 0, 0, 65_535) : null,
   });
 }
 

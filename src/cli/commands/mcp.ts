@@ -4,7 +4,7 @@
  * alone and writes nothing; `--inspect` prints what would be served.
  */
 import { EXIT } from '../../errors.js';
-import { DEFAULT_HOST } from '../../http/address.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../../http/address.js';
 import { log } from '../../log.js';
 import { settings } from '../../settings.js';
 import { serveStdio } from '../../mcp/stdio.js';
@@ -54,7 +54,7 @@ async function serveShared(args: ParsedArgs): Promise<number> {
     global: args.global,
     cwd,
     host: String(args.options['http-host'] ?? DEFAULT_HOST),
-    port: portOption(args.options['http-port'], 'http-port', settings().httpPort),
+    port: portOption(args.options['http-port'], 'http-port', settings().httpPort ?? DEFAULT_PORT),
   });
   // Signals are handled from before the election: a lease this process holds is always removed.
   const shutdown = new Shutdown();

@@ -4,7 +4,7 @@
  */
 import { fstatSync } from 'node:fs';
 import { EXIT, MajordomusError } from '../../errors.js';
-import { DEFAULT_HOST } from '../../http/address.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../../http/address.js';
 import { log } from '../../log.js';
 import { settings } from '../../settings.js';
 import { Shutdown } from '../../runtime/shutdown.js';
@@ -57,7 +57,7 @@ async function startOwner(
 export async function runServe(args: ParsedArgs): Promise<number> {
   if (args.positionals.length > 0) throw usageError('serve takes no arguments');
   const host = String(args.options.host ?? DEFAULT_HOST);
-  const port = portOption(args.options.port, 'port', settings().httpPort);
+  const port = portOption(args.options.port, 'port', settings().httpPort ?? DEFAULT_PORT);
   const checkout = await locateCheckout(args.global.repo ?? process.cwd());
 
   // Signals are handled from before the election: a lease this process holds is always removed.
