@@ -17,7 +17,8 @@ import { buildRegistry } from '../src/registry/registry.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { serveRpc, type RpcServed } from '../src/threads/rpc.js';
 import { decodeSnapshot } from '../src/threads/snapshot.js';
-import { NOTICE_STREAM, PROGRESS_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../src/threads/types.js';
+import { pageHarnessState } from '../src/page/harness-state.js';
+import { CHANGE_STREAM, NOTICE_STREAM, PROGRESS_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../src/threads/types.js';
 import { yieldToMainThread } from './priority.js';
 
 const data = workerData as HarnessWorkerData;
@@ -28,12 +29,15 @@ const content = decodeSnapshot(data.snapshot);
 const layer = createLayerView(content.index);
 /** The main thread's subscriptions to notices (one while it runs). */
 const subscribers = new Set<(notice: PeerNotice) => void>();
+/** The HTTP thread's subscriptions to changes the live page shows. */
+const watchers = new Set<(session: string) => void>();
 let tasks: TaskBoard | null = null;
 const harness = new Harness({
   root: content.index.root,
   layer,
   store: new SessionStore(data.harnessDir),
   depth: data.depth,
+  onChange: (session) => watchers.forEach((tell) => tell(session)),
   onTurnEnd: (session) => void tasks?.turnEnded(session).catch((error: unknown) => log.warn(`task notice for ${session} failed: ${errorMessage(error)}`)),
 });
 tasks = new TaskBoard({ harness, notify: (notice) => subscribers.forEach((deliver) => deliver(notice)) });
@@ -73,6 +77,19 @@ const control: RpcServed<HarnessControl> = {
   recordUsage: async (record) => {
     tasks.recordUsage(record);
   },
+  pageState: () => pageHarnessState(harness, tasks),
+  changes: (scope) =>
+    new Promise<void>((resolve) => {
+      const tell = (session: string): void => scope.emit(CHANGE_STREAM, session);
+      watchers.add(tell);
+      const end = (): void => {
+        watchers.delete(tell);
+        resolve();
+      };
+      if (scope.signal.aborted) end();
+      else scope.signal.addEventListener('abort', end, { once: true });
+      void stopping.then(end);
+    }),
   stop() {
     stopped ??= (async () => {
       endSubscriptions();

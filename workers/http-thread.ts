@@ -24,6 +24,11 @@ import { decodeSnapshot } from '../src/threads/snapshot.js';
 import { HARNESS_CONTROL_METHODS, HOST_CONTROL_METHODS, type HarnessControl, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../src/threads/types.js';
 import { HARNESS_CALL_TIMEOUT_MS } from '../src/harness/remote.js';
 import { yieldToMainThread } from './priority.js';
+import { loadPageAssets } from '../src/page/assets.js';
+import { LiveFeed, MAX_FRAME_BYTES } from '../src/page/feed.js';
+import { errorReply } from '../src/http/reply.js';
+import { LIVE_PATH } from '../src/http/router.js';
+import { CHANGE_STREAM } from '../src/threads/types.js';
 
 /** A call to the main thread that takes longer than this fails (it never waits forever). */
 const HOST_CALL_TIMEOUT_MS = 30_000;
@@ -73,6 +78,33 @@ const gateway = new Gateway({
 });
 
 let guard = hostGuard(data.host, data.port);
+
+// The live page: its files, and its feed over a WebSocket (src/page/feed.ts).
+const feed = new LiveFeed({
+  token: data.token,
+  server: () => ({
+    name: 'majordomus',
+    version: content.version,
+    repository_id: content.index.repository_id,
+    leaseholder: state.leaseholder,
+    url: urlOf(data.host, state.port),
+    docs: `${urlOf(data.host, state.port)}/docs`,
+  }),
+  host: () => host.pageState(),
+  harness: harness === null ? null : () => harness.pageState(),
+});
+// The harness tells of each change the page shows (a transcript grew, a turn ended): one
+// subscription for the thread's life, ended when either thread stops.
+const harnessChanges = new AbortController();
+harness
+  ?.callWith('changes', [], {
+    onEvent: (stream) => {
+      if (stream === CHANGE_STREAM) feed.changed('harness');
+    },
+    signal: harnessChanges.signal,
+    timeoutMs: Number.POSITIVE_INFINITY,
+  })
+  .catch(() => undefined);
 const route = createRouter({
   catalog,
   version: content.version,
@@ -89,9 +121,25 @@ const route = createRouter({
   leaseholder: () => state.leaseholder,
   baseUrl: () => urlOf(data.host, state.port),
   gateway: { paths: new Set([CHAT_COMPLETIONS_PATH, MODELS_PATH]), handle: (request) => gateway.handle(request) },
+  page: loadPageAssets(),
 });
 
-const started = await UwsServer.start({ host: data.host, port: data.port, fallbackToFreePort: data.fallbackToFreePort, handle: route });
+const started = await UwsServer.start({
+  host: data.host,
+  port: data.port,
+  fallbackToFreePort: data.fallbackToFreePort,
+  handle: route,
+  live: {
+    path: LIVE_PATH,
+    maxFrameBytes: MAX_FRAME_BYTES,
+    refusal: (hostHeader, origin) => {
+      const refused = guard.refusal(hostHeader, origin);
+      if (refused !== null) return errorReply('forbidden', refused);
+      return feed.full ? errorReply('busy', 'too many live pages are open; close one') : null;
+    },
+    open: (socket) => feed.open(socket),
+  },
+});
 const server = started.ok ? started.server : null;
 if (server) {
   state.port = server.port;
@@ -102,6 +150,7 @@ let stopped: Promise<void> | null = null;
 const control: HttpControl = {
   async setLeaseholder(value) {
     state.leaseholder = value;
+    feed.changed('server');
   },
   async setPeerCount(count) {
     state.peerCount = count;
@@ -113,6 +162,8 @@ const control: HttpControl = {
     stopped ??= (async () => {
       state.stopping = true;
       clearInterval(sweep);
+      harnessChanges.abort();
+      feed.close();
       server?.close();
       gateway.close();
       mcp.closeAll();
@@ -127,6 +178,9 @@ const control: HttpControl = {
       });
     })();
     return stopped;
+  },
+  async changed(topic) {
+    feed.changed(topic === 'server' ? 'server' : 'host');
   },
 };
 serveRpc<HttpControl>(data.controlPort, control);

@@ -41,6 +41,8 @@ export interface CoordinationOptions {
   /** `<local>/coordination`, where the journals live; null keeps nothing (a client served alone). */
   journalDir: string | null;
   notify?: (notice: PeerNotice) => void;
+  /** Called after any claim or message event (the live page builds its view again). */
+  onChange?: () => void;
   now?: () => number;
 }
 
@@ -53,6 +55,7 @@ export class Coordination implements CoordinationAccess {
   readonly #claimJournal: Journal | null;
   readonly #messageJournal: Journal | null;
   readonly #notify: (notice: PeerNotice) => void;
+  readonly #onChange: () => void;
   readonly #now: () => number;
   readonly #epoch: string;
   #sweep: NodeJS.Timeout | null = null;
@@ -82,6 +85,7 @@ export class Coordination implements CoordinationAccess {
     this.#epoch = options.epoch;
     this.#now = options.now ?? Date.now;
     this.#notify = options.notify ?? (() => undefined);
+    this.#onChange = options.onChange ?? (() => undefined);
     this.#claimJournal = options.journalDir === null ? null : new Journal(join(options.journalDir, 'claims.jsonl'));
     this.#messageJournal = options.journalDir === null ? null : new Journal(join(options.journalDir, 'messages.jsonl'));
     this.#claims = new ClaimBoard({
@@ -207,6 +211,11 @@ export class Coordination implements CoordinationAccess {
     return this.#messages.search(query, limit);
   }
 
+  /** The latest messages of every thread, oldest first. */
+  recent(limit: number): Message[] {
+    return this.#messages.recent(limit);
+  }
+
   #peer(caller: string | null, what: string): string {
     if (caller === null) throw new CapabilityError('refused', `${what} needs an MCP session: only a peer holds claims`);
     return caller;
@@ -218,6 +227,7 @@ export class Coordination implements CoordinationAccess {
 
   #journal(journal: Journal | null, event: ClaimEvent | MessageEvent): void {
     if (this.#closed) return;
+    this.#onChange();
     journal?.append({ at: new Date(this.#now()).toISOString(), epoch: this.#epoch, ...event });
   }
 

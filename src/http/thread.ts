@@ -14,6 +14,8 @@ import { rpcClient, serveRpc, type RpcServed } from '../threads/rpc.js';
 import { encodeSnapshot } from '../threads/snapshot.js';
 import { HTTP_CONTROL_METHODS, PROGRESS_STREAM, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../threads/types.js';
 import { VERSION } from '../version.js';
+import { pageHostState } from '../page/host-state.js';
+import type { PageTopic } from '../page/state.js';
 
 /** Control calls are quick; stopping the thread may take a while on a loaded machine. */
 const CONTROL_TIMEOUT_MS = 10_000;
@@ -49,10 +51,12 @@ export interface HttpThread {
   notifyPeer(peerId: string, method: string, params: Record<string, unknown>, requires: string | null): Promise<boolean>;
   /** Closes the socket, the sessions and the pool, and waits for the thread to end. Safe to call twice. */
   stop(): Promise<void>;
+  /** Tells open live pages that `topic` changed (fire and forget). */
+  changed(topic: PageTopic): void;
 }
 
 /** What the main thread serves the HTTP thread, over its runtime. */
-export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstructions' | 'leave' | 'board' | 'instructions'>): RpcServed<HostControl> {
+export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstructions' | 'leave' | 'board' | 'instructions' | 'layer' | 'coordination'>): RpcServed<HostControl> {
   return {
     // The call's scope becomes its CallContext: progress goes back as events (when the caller
     // listens), a cancel aborts it.
@@ -71,6 +75,7 @@ export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstruct
     },
     touch: async (peerId) => runtime.board?.touch(peerId),
     instructions: async (peerId) => runtime.instructions(peerId),
+    pageState: async () => pageHostState(runtime),
   };
 }
 
@@ -150,6 +155,9 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
       await untilExit(control.setPeerCount(count));
     },
     notifyPeer: async (peerId, method, params, requires) => (await untilExit(control.notifyPeer(peerId, method, params, requires))) === true,
+    changed: (topic) => {
+      if (stopping === null) void untilExit(control.changed(topic));
+    },
     stop() {
       stopping ??= (async () => {
         await untilExit(control.stop());

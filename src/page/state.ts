@@ -1,0 +1,119 @@
+/**
+ * What the live page shows, as plain data that crosses threads: the main thread's part (the peer
+ * board, claims and messages, the layer's generation and diagnostics), the harness thread's part
+ * (sessions with the tail of their transcripts, executor tasks) and the HTTP thread's own (version,
+ * leaseholder, address). Each part is built where its data lives; the HTTP thread merges them.
+ */
+import type { Claim, Message } from '../coordination/schemas.js';
+import { patternsOverlap } from '../coordination/patterns.js';
+import type { Peer } from '../peers/schema.js';
+
+/** Bounds of one state: the page is a view, not an archive (the REST API has the rest). */
+export const PAGE_LIMITS = {
+  peers: 200,
+  claims: 300,
+  messages: 50,
+  inbox: 50,
+  diagnostics: 50,
+  sessions: 20,
+  tailLines: 12,
+  tailLineChars: 300,
+  tasks: 20,
+} as const;
+
+/** What the page calls a change: which part of the state to build again. */
+export type PageTopic = 'peers' | 'coordination' | 'layer' | 'server';
+export const PAGE_TOPICS: readonly PageTopic[] = ['peers', 'coordination', 'layer', 'server'];
+
+export interface PageDiagnostic {
+  severity: string;
+  code: string;
+  path: string;
+  message: string;
+}
+
+/** Two claims of different peers that name a common path; `exclusive` when either is. */
+export interface PageConflict {
+  claims: [string, string];
+  peers: [string, string];
+  paths: Array<{ a: string; b: string }>;
+  exclusive: boolean;
+}
+
+/** The main thread's part. */
+export interface PageHostState {
+  generation: number;
+  objects: number;
+  diagnostics: PageDiagnostic[];
+  diagnosticCount: number;
+  /** When this process started serving (ISO): the page counts the uptime itself. */
+  startedAt: string;
+  pid: number;
+  peers: Peer[];
+  claims: Claim[];
+  conflicts: PageConflict[];
+  /** The latest messages of every thread, oldest first. */
+  messages: Message[];
+  /** The overseer's inbox (the person at the page), oldest first. */
+  inbox: { unread: number; messages: Message[] };
+}
+
+export interface PageSession {
+  session: string;
+  profile: string;
+  agent: string;
+  status: string;
+  createdAt: string;
+  lastTurnAt: string;
+  exitCode?: number;
+  /** The last transcript entries, shortened: `kind: text` each. */
+  tail: string[];
+}
+
+export interface PageTask {
+  task_id: string;
+  status: string;
+  turns: number;
+  last_tool?: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  question?: string;
+  error?: string;
+}
+
+/** The harness thread's part. */
+export interface PageHarnessState {
+  sessions: PageSession[];
+  tasks: PageTask[];
+}
+
+/** Pairs of overlapping claims held by different peers, in claim order. */
+export function conflictsOf(claims: readonly Claim[]): PageConflict[] {
+  const conflicts: PageConflict[] = [];
+  const considered = claims.slice(0, PAGE_LIMITS.claims);
+  for (let i = 0; i < considered.length; i += 1) {
+    const a = considered[i] as Claim;
+    for (let j = i + 1; j < considered.length; j += 1) {
+      const b = considered[j] as Claim;
+      if (a.peer === b.peer) continue;
+      const paths: Array<{ a: string; b: string }> = [];
+      for (const x of a.paths) for (const y of b.paths) if (patternsOverlap(x, y)) paths.push({ a: x, b: y });
+      if (paths.length > 0) conflicts.push({ claims: [a.id, b.id], peers: [a.peer, b.peer], paths, exclusive: a.exclusive || b.exclusive });
+    }
+  }
+  return conflicts;
+}
+
+/** One transcript line (`{at, kind, text?, event}`) as the page shows it: `kind: text`, bounded. */
+export function tailLine(line: string): string {
+  let shown = line;
+  try {
+    const entry = JSON.parse(line) as { kind?: unknown; text?: unknown };
+    const kind = typeof entry.kind === 'string' ? entry.kind : 'event';
+    shown = typeof entry.text === 'string' && entry.text !== '' ? `${kind}: ${entry.text}` : kind;
+  } catch {
+    // Not JSON (a cut line): shown as it is.
+  }
+  shown = shown.replace(/\s+/g, ' ').trim();
+  return shown.length <= PAGE_LIMITS.tailLineChars ? shown : `${shown.slice(0, PAGE_LIMITS.tailLineChars)}…`;
+}
