@@ -27,6 +27,7 @@ export const LOCAL_ERRORS = {
   MAJ_NO_ROOT: { exit: EXIT.missing, summary: 'No directory holding .ai/manifest.yaml was found.' },
   MAJ_UNKNOWN_CAPABILITY: { exit: EXIT.missing, summary: 'No capability has that id.' },
   MAJ_NO_BUILD: { exit: EXIT.missing, summary: 'The executable has not been built.' },
+  MAJ_NO_SERVER: { exit: EXIT.missing, summary: 'No live server holds the checkout\'s lease (`majordomus open` needs one: start `majordomus serve`).' },
   MAJ_GIT_UNAVAILABLE: { exit: EXIT.internal, summary: 'git could not list the tracked files.' },
   MAJ_REGISTRY_INVALID: { exit: EXIT.internal, summary: 'The capability registry refused to build.' },
   MAJ_PORT_UNAVAILABLE: { exit: EXIT.internal, summary: 'No port could be bound.' },

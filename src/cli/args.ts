@@ -30,6 +30,7 @@ const OPTIONS = {
   'base-url': { type: 'string' },
   'api-key-env': { type: 'string' },
   hooks: { type: 'string' },
+  print: { type: 'boolean' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -43,6 +44,7 @@ export const COMMANDS = {
   generate: ['check'],
   exec: ['json', 'resume', 'model', 'mode', 'max-turns', 'context-tokens', 'base-url', 'api-key-env'],
   guard: ['mode', 'hooks', 'format'],
+  open: ['print'],
 } as const satisfies Record<string, readonly OptionName[]>;
 
 export type CommandName = keyof typeof COMMANDS;

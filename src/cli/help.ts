@@ -23,6 +23,7 @@ Commands:
   generate       write (or --check) docs/generated/*
   exec           run the built-in coding agent on the task given on stdin (JSON-line events)
   guard          install, remove or report the git guard (hooks that respect other agents' claims)
+  open           print the live page's address with the token, and open it in a browser
 
 ${GLOBAL}
 
@@ -104,6 +105,16 @@ server running, the hooks pass silently.
 run is what the hooks call; it prints to stderr only and exits 1 when it refuses.
 Environment, for one command: MAJORDOMUS_GUARD=warn (warn only) or off (skip the check);
 MAJORDOMUS_PEER=p3 (you are peer p3: your own claims never stop you).
+
+${GLOBAL}`,
+  open: `Usage: majordomus open [--print]
+
+Finds the live server of this checkout (its lease), prints the live page's address with the token
+in its fragment (<url>/#token=<token>; the page keeps it in the tab and drops it from the address
+bar) and opens it with the system's opener (xdg-open, open) when there is a display. No live
+server exits 12 (MAJ_NO_SERVER): start one with majordomus serve.
+
+  --print   print the address only; never open a browser
 
 ${GLOBAL}`,
 };

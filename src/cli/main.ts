@@ -35,6 +35,8 @@ async function run(args: ParsedArgs): Promise<number> {
       return (await import('./commands/exec.js')).runExec(args);
     case 'guard':
       return (await import('./commands/guard.js')).runGuardCommand(args);
+    case 'open':
+      return (await import('./commands/open.js')).runOpen(args);
   }
 }
 

@@ -21,6 +21,7 @@ export const PAGE_DIR = join(PACKAGE_ROOT, 'page');
 const FILES: Record<string, string> = {
   'app.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
 };
 
 const COMMON_HEADERS: ReadonlyArray<readonly [string, string]> = [
