@@ -104,13 +104,19 @@ export function conflictsOf(claims: readonly Claim[]): PageConflict[] {
   return conflicts;
 }
 
-/** One transcript line (`{at, kind, text?, event}`) as the page shows it: `kind: text`, bounded. */
+/**
+ * One transcript line (`{at, kind, text?, event}`) as the page shows it, bounded: its time, then
+ * `kind: text`, or for an event without text its kind and the vendor's event type (`other (tick)`).
+ */
 export function tailLine(line: string): string {
   let shown = line;
   try {
-    const entry = JSON.parse(line) as { kind?: unknown; text?: unknown };
+    const entry = JSON.parse(line) as { at?: unknown; kind?: unknown; text?: unknown; event?: { type?: unknown } };
     const kind = typeof entry.kind === 'string' ? entry.kind : 'event';
-    shown = typeof entry.text === 'string' && entry.text !== '' ? `${kind}: ${entry.text}` : kind;
+    const type = typeof entry.event?.type === 'string' ? ` (${entry.event.type})` : '';
+    // The time of day (UTC, to the millisecond) tells apart entries that say the same.
+    const at = typeof entry.at === 'string' && /^\d{4}-\d\d-\d\dT/.test(entry.at) ? `${entry.at.slice(11, 23)} ` : '';
+    shown = `${at}${typeof entry.text === 'string' && entry.text !== '' ? `${kind}: ${entry.text}` : `${kind}${type}`}`;
   } catch {
     // Not JSON (a cut line): shown as it is.
   }
