@@ -44,6 +44,23 @@ const LAUNCH_ARGS = [
   '--disable-sync',
   '--disable-quic',
 ];
+// What the functions run in the page (page.evaluate) use of the browser's globals; declared here,
+// in this module only, instead of bringing the DOM library into every file's type-check.
+interface PageElement {
+  id: string;
+  tagName: string;
+  labels?: { length: number } | null;
+  closest(selector: string): PageElement | null;
+}
+declare const document: {
+  activeElement: PageElement | null;
+  documentElement: { scrollWidth: number; clientWidth: number };
+  querySelectorAll(selector: string): Iterable<PageElement>;
+};
+declare const sessionStorage: { getItem(key: string): string | null };
+declare const localStorage: { length: number };
+declare function getComputedStyle(element: PageElement): { outlineStyle: string };
+
 /** Bounds for a loaded two-core machine. */
 const SEEN_MS = 30_000;
 const PANELS = ['server', 'peers', 'claims', 'messages', 'sessions', 'tasks'];
@@ -216,7 +233,7 @@ describe('the live page', () => {
 
     const where = (): Promise<{ panel: string | null; outline: string; tag: string }> =>
       page.evaluate(() => {
-        const active = document.activeElement as HTMLElement | null;
+        const active = document.activeElement;
         return {
           panel: active?.closest('section.panel')?.id ?? null,
           outline: active ? getComputedStyle(active).outlineStyle : 'none',
@@ -234,7 +251,7 @@ describe('the live page', () => {
     }
     expect(forward).toEqual(PANELS);
     // On past the last panel (to the footer's links), then back through every panel.
-    for (let i = 0; i < 20 && !(await page.evaluate(() => document.activeElement?.closest('footer') !== null && document.activeElement?.closest('footer') !== undefined)); i += 1) {
+    for (let i = 0; i < 20 && !(await page.evaluate(() => (document.activeElement?.closest('footer') ?? null) !== null)); i += 1) {
       await page.keyboard.press('Tab');
     }
     const backward: string[] = [];
@@ -246,7 +263,7 @@ describe('the live page', () => {
     expect(backward).toEqual([...PANELS].reverse());
     // Every control is labelled.
     const unlabelled = await page.evaluate(() =>
-      [...document.querySelectorAll('input, select, textarea')].filter((c) => (c as HTMLInputElement).labels?.length === 0).map((c) => c.id),
+      [...document.querySelectorAll('input, select, textarea')].filter((c) => !c.labels || c.labels.length === 0).map((c) => c.id),
     );
     expect(unlabelled).toEqual([]);
     // A skip link and the panel links lead to the panels.
