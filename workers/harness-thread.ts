@@ -29,6 +29,8 @@ const content = decodeSnapshot(data.snapshot);
 const layer = createLayerView(content.index);
 /** The main thread's subscriptions to notices (one while it runs). */
 const subscribers = new Set<(notice: PeerNotice) => void>();
+/** The live page needs no more than this many change events a second (see `changes`). */
+const CHANGE_INTERVAL_MS = 10;
 /** The HTTP thread's subscriptions to changes the live page shows. */
 const watchers = new Set<(session: string) => void>();
 let tasks: TaskBoard | null = null;
@@ -78,12 +80,34 @@ const control: RpcServed<HarnessControl> = {
     tasks.recordUsage(record);
   },
   pageState: () => pageHarnessState(harness, tasks),
+  // At most one event per CHANGE_INTERVAL_MS (the first at once, the last never lost): an agent
+  // printing thousands of lines a second costs the HTTP thread a hundred events, not thousands.
   changes: (scope) =>
     new Promise<void>((resolve) => {
-      const tell = (session: string): void => scope.emit(CHANGE_STREAM, session);
+      let timer: NodeJS.Timeout | null = null;
+      let pending: string | null = null;
+      const tell = (session: string): void => {
+        if (timer !== null) {
+          pending = session;
+          return;
+        }
+        scope.emit(CHANGE_STREAM, session);
+        const rearm = (): void => {
+          timer = setTimeout(() => {
+            timer = null;
+            if (pending === null) return;
+            const last = pending;
+            pending = null;
+            scope.emit(CHANGE_STREAM, last);
+            rearm();
+          }, CHANGE_INTERVAL_MS);
+        };
+        rearm();
+      };
       watchers.add(tell);
       const end = (): void => {
         watchers.delete(tell);
+        if (timer !== null) clearTimeout(timer);
         resolve();
       };
       if (scope.signal.aborted) end();
