@@ -13,7 +13,7 @@ import { Journal, readJournal } from './journal.js';
 import { MessageBoard, type MessageEvent, type StoredMessage } from './messages.js';
 import { claimNotice, messageNotice } from './notices.js';
 import { sessionOf } from './processes.js';
-import { EVERYONE, OVERSEER, type Claim, type Message } from './schemas.js';
+import { EVERYONE, OVERSEER, type Claim, type Message, type Overlap } from './schemas.js';
 
 /** What coordination capabilities may do. `caller` is a peer id, or null for the overseer. */
 export interface CoordinationAccess {
@@ -144,6 +144,11 @@ export class Coordination implements CoordinationAccess {
 
   claims(): Claim[] {
     return this.#claims.list();
+  }
+
+  /** Every claim that overlaps another peer's, with those overlaps (the live page's conflicts). */
+  overlapping(): Array<{ claim: Claim; overlaps: Overlap[] }> {
+    return this.#claims.overlapping();
   }
 
   check(paths: readonly string[]): Array<{ path: string; claims: Claim[] }> {

@@ -20,6 +20,11 @@ export const MAX_FRAME_BYTES = 4096;
 export const HELLO_TIMEOUT_MS = 10_000;
 /** How long a change waits for the next ones before the state is built again. */
 export const COALESCE_MS = 10;
+/**
+ * Builds start at least this far apart: under constant churn (a busy board) the main thread
+ * answers at most 25 state reads a second, and a change still reaches the page within ~50 ms.
+ */
+export const MIN_BUILD_INTERVAL_MS = 40;
 /** A socket holding more unsent bytes than this is skipped until it drains. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 
@@ -64,6 +69,7 @@ export interface LiveFeedOptions {
   /** Null when this server has no harness thread. */
   harness: (() => Promise<PageHarnessState>) | null;
   coalesceMs?: number;
+  minBuildIntervalMs?: number;
   helloTimeoutMs?: number;
 }
 
@@ -97,6 +103,8 @@ export class LiveFeed {
   #building = false;
   #again = false;
   #closed = false;
+  /** When the last build started (performance.now()). */
+  #lastBuild = Number.NEGATIVE_INFINITY;
 
   constructor(options: LiveFeedOptions) {
     this.#options = options;
@@ -186,16 +194,18 @@ export class LiveFeed {
       return;
     }
     if (this.#timer) return;
+    const spacing = this.#lastBuild + (this.#options.minBuildIntervalMs ?? MIN_BUILD_INTERVAL_MS) - performance.now();
     this.#timer = setTimeout(() => {
       this.#timer = null;
       void this.#build();
-    }, this.#options.coalesceMs ?? COALESCE_MS);
+    }, Math.max(this.#options.coalesceMs ?? COALESCE_MS, spacing));
   }
 
   async #build(): Promise<void> {
     const readers = [...this.#pages].filter((p) => p.authorized);
     if (readers.length === 0 || this.#closed) return;
     this.#building = true;
+    this.#lastBuild = performance.now();
     const built = new Set<FeedPart>();
     try {
       const wanted = new Set(this.#stale);

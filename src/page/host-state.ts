@@ -5,7 +5,7 @@
  */
 import { OVERSEER } from '../coordination/schemas.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { conflictsOf, PAGE_LIMITS, type PageHostState } from './state.js';
+import { conflictPairs, PAGE_LIMITS, type PageHostState } from './state.js';
 
 const STARTED_AT = new Date(Date.now() - process.uptime() * 1000).toISOString();
 
@@ -32,7 +32,7 @@ export function pageHostState(runtime: Pick<Runtime, 'layer' | 'board' | 'coordi
     pid: process.pid,
     peers: (runtime.board?.list() ?? []).slice(0, PAGE_LIMITS.peers),
     claims: claims.slice(0, PAGE_LIMITS.claims),
-    conflicts: conflictsOf(claims),
+    conflicts: conflictPairs(coordination?.overlapping() ?? []),
     messages: coordination?.recent(PAGE_LIMITS.messages) ?? [],
     inbox: { unread: inbox.unread, messages: inbox.messages },
   };

@@ -4,8 +4,7 @@
  * (sessions with the tail of their transcripts, executor tasks) and the HTTP thread's own (version,
  * leaseholder, address). Each part is built where its data lives; the HTTP thread merges them.
  */
-import type { Claim, Message } from '../coordination/schemas.js';
-import { patternsOverlap } from '../coordination/patterns.js';
+import type { Claim, Message, Overlap } from '../coordination/schemas.js';
 import type { Peer } from '../peers/schema.js';
 
 /** Bounds of one state: the page is a view, not an archive (the REST API has the rest). */
@@ -87,21 +86,28 @@ export interface PageHarnessState {
   tasks: PageTask[];
 }
 
-/** Pairs of overlapping claims held by different peers, in claim order. */
-export function conflictsOf(claims: readonly Claim[]): PageConflict[] {
+function claimNumber(id: string): number {
+  return /^c(\d+)$/.test(id) ? Number(id.slice(1)) : 0;
+}
+
+/**
+ * The conflicts as pairs, each once (the lower claim first), from what the claim board's index
+ * found: every claim that overlaps another peer's, with those overlaps.
+ */
+export function conflictPairs(overlapping: ReadonlyArray<{ claim: Claim; overlaps: readonly Overlap[] }>): PageConflict[] {
   const conflicts: PageConflict[] = [];
-  const considered = claims.slice(0, PAGE_LIMITS.claims);
-  for (let i = 0; i < considered.length; i += 1) {
-    const a = considered[i] as Claim;
-    for (let j = i + 1; j < considered.length; j += 1) {
-      const b = considered[j] as Claim;
-      if (a.peer === b.peer) continue;
-      const paths: Array<{ a: string; b: string }> = [];
-      for (const x of a.paths) for (const y of b.paths) if (patternsOverlap(x, y)) paths.push({ a: x, b: y });
-      if (paths.length > 0) conflicts.push({ claims: [a.id, b.id], peers: [a.peer, b.peer], paths, exclusive: a.exclusive || b.exclusive });
+  for (const { claim, overlaps } of overlapping) {
+    for (const other of overlaps) {
+      if (claimNumber(other.claim) <= claimNumber(claim.id)) continue;
+      conflicts.push({
+        claims: [claim.id, other.claim],
+        peers: [claim.peer, other.peer],
+        paths: other.paths.map((pair) => ({ a: pair.yours, b: pair.theirs })),
+        exclusive: claim.exclusive || other.exclusive,
+      });
     }
   }
-  return conflicts;
+  return conflicts.sort((x, y) => claimNumber(x.claims[0]) - claimNumber(y.claims[0]) || claimNumber(x.claims[1]) - claimNumber(y.claims[1]));
 }
 
 /**

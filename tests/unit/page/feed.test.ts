@@ -194,3 +194,34 @@ describe('the live feed', () => {
     expect(feed.size).toBe(0);
   });
 });
+
+describe('the live feed under churn', () => {
+  it('starts builds at least minBuildIntervalMs apart however many changes come', async () => {
+    const starts: number[] = [];
+    const feed = new LiveFeed({
+      token: TOKEN,
+      server: () => ({ name: 'majordomus', version: '1', repository_id: 'r', leaseholder: true, url: '', docs: '' }),
+      host: async () => {
+        starts.push(performance.now());
+        return hostState(0);
+      },
+      harness: null,
+      coalesceMs: 1,
+      minBuildIntervalMs: 30,
+    });
+    const socket = new Recorder();
+    hello(feed.open(socket));
+    const until = performance.now() + 200;
+    while (performance.now() < until) {
+      feed.changed('host');
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    feed.close();
+    expect(starts.length).toBeGreaterThan(2);
+    const gaps = starts.slice(1).map((at, i) => at - (starts[i] as number));
+    // Timers may fire a hair early; never a burst of builds.
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(28);
+    expect(socket.frames.at(-1)).toMatchObject({ type: 'update' });
+  });
+});

@@ -1,27 +1,27 @@
 /** The live page's pure parts: conflicts among claims, transcript tail lines, Accept, the page's address and opener. */
 import { describe, expect, it } from 'vitest';
 import { openerFor, pageAddress } from '../../../src/cli/commands/open.js';
-import type { Claim } from '../../../src/coordination/schemas.js';
+import { ClaimBoard } from '../../../src/coordination/claims.js';
 import { pagePolicy, prefersHtml } from '../../../src/page/assets.js';
-import { conflictsOf, tailLine, PAGE_LIMITS } from '../../../src/page/state.js';
+import { conflictPairs, tailLine, PAGE_LIMITS } from '../../../src/page/state.js';
 
-function claim(id: string, peer: string, paths: string[], exclusive = true): Claim {
-  return { id, peer, client: { name: peer, version: '1' }, live: true, paths, exclusive, intent: 'x', created_at: '', expires_at: '' };
-}
+const CLIENT = { name: 'agent', version: '1' };
+const ask = (paths: string[], exclusive = true) => ({ paths, intent: 'x', exclusive, ttl_seconds: 600, proceed: true });
 
 describe('conflicts among claims', () => {
-  it('pairs overlapping claims of different peers, and never a peer with itself', () => {
-    const conflicts = conflictsOf([
-      claim('c1', 'p1', ['src/a.ts']),
-      claim('c2', 'p2', ['src/**'], false),
-      claim('c3', 'p1', ['src/a.ts']),
-      claim('c4', 'p3', ['docs/x.md']),
-    ]);
-    expect(conflicts).toEqual([
+  it('pairs overlapping claims of different peers once each, lower claim first, and never a peer with itself', () => {
+    const board = new ClaimBoard({ root: '/repo', isLive: () => true });
+    board.claim('p1', CLIENT, ask(['src/a.ts']));
+    board.claim('p2', CLIENT, ask(['src/**'], false));
+    board.claim('p1', CLIENT, ask(['src/a.ts']));
+    board.claim('p3', CLIENT, ask(['docs/x.md']));
+    board.claim('p4', CLIENT, ask(['lib/*.md'], false));
+    board.claim('p5', CLIENT, ask(['lib/*.ts'], false));
+    expect(conflictPairs(board.overlapping())).toEqual([
       { claims: ['c1', 'c2'], peers: ['p1', 'p2'], paths: [{ a: 'src/a.ts', b: 'src/**' }], exclusive: true },
       { claims: ['c2', 'c3'], peers: ['p2', 'p1'], paths: [{ a: 'src/**', b: 'src/a.ts' }], exclusive: true },
     ]);
-    expect(conflictsOf([claim('c1', 'p1', ['a/*.ts'], false), claim('c2', 'p2', ['a/*.md'], false)])).toEqual([]);
+    expect(conflictPairs(new ClaimBoard({ root: '/repo', isLive: () => true }).overlapping())).toEqual([]);
   });
 });
 
