@@ -24,7 +24,9 @@ import { decodeSnapshot } from '../src/threads/snapshot.js';
 import { HARNESS_CONTROL_METHODS, HOST_CONTROL_METHODS, type HarnessControl, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../src/threads/types.js';
 import { HARNESS_CALL_TIMEOUT_MS } from '../src/harness/remote.js';
 import { yieldToMainThread } from './priority.js';
-import { loadPageAssets } from '../src/page/assets.js';
+import { loadPageAssets, type PageAssets } from '../src/page/assets.js';
+import { errorMessage } from '../src/errors.js';
+import { log } from '../src/log.js';
 import { LiveFeed, MAX_FRAME_BYTES } from '../src/page/feed.js';
 import { errorReply } from '../src/http/reply.js';
 import { LIVE_PATH } from '../src/http/router.js';
@@ -79,6 +81,16 @@ const gateway = new Gateway({
 
 let guard = hostGuard(data.host, data.port);
 
+/** The live page's files; a package without them still serves everything else (GET / answers JSON). */
+function pageAssets(): PageAssets | undefined {
+  try {
+    return loadPageAssets();
+  } catch (error) {
+    log.warn(`the live page is unavailable: ${errorMessage(error)}`);
+    return undefined;
+  }
+}
+
 // The live page: its files, and its feed over a WebSocket (src/page/feed.ts).
 const feed = new LiveFeed({
   token: data.token,
@@ -121,7 +133,7 @@ const route = createRouter({
   leaseholder: () => state.leaseholder,
   baseUrl: () => urlOf(data.host, state.port),
   gateway: { paths: new Set([CHAT_COMPLETIONS_PATH, MODELS_PATH]), handle: (request) => gateway.handle(request) },
-  page: loadPageAssets(),
+  page: pageAssets(),
 });
 
 const started = await UwsServer.start({
