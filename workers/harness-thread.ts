@@ -16,7 +16,8 @@ import { buildRegistry } from '../src/registry/registry.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { serveRpc, type RpcServed } from '../src/threads/rpc.js';
 import { decodeSnapshot, snapshotView } from '../src/threads/snapshot.js';
-import { NOTICE_STREAM, PROGRESS_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../src/threads/types.js';
+import { pageHarnessState } from '../src/page/harness-state.js';
+import { CHANGE_STREAM, NOTICE_STREAM, PROGRESS_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../src/threads/types.js';
 import { yieldToMainThread } from './priority.js';
 
 const data = workerData as HarnessWorkerData;
@@ -28,12 +29,17 @@ const layer = snapshotView(content);
 let generation = content.generation;
 /** The main thread's subscriptions to notices (one while it runs). */
 const subscribers = new Set<(notice: PeerNotice) => void>();
+/** The live page needs no more than this many change events a second (see `changes`). */
+const CHANGE_INTERVAL_MS = 10;
+/** The HTTP thread's subscriptions to changes the live page shows. */
+const watchers = new Set<(session: string) => void>();
 let tasks: TaskBoard | null = null;
 const harness = new Harness({
   root: content.index.root,
   layer,
   store: new SessionStore(data.harnessDir),
   depth: data.depth,
+  onChange: (session) => watchers.forEach((tell) => tell(session)),
   onTurnEnd: (session) => void tasks?.turnEnded(session).catch((error: unknown) => log.warn(`task notice for ${session} failed: ${errorMessage(error)}`)),
 });
 tasks = new TaskBoard({ harness, notify: (notice) => subscribers.forEach((deliver) => deliver(notice)) });
@@ -81,6 +87,41 @@ const control: RpcServed<HarnessControl> = {
     harness.useLayer(fresh);
     runtime.useGeneration(next, fresh);
   },
+  pageState: () => pageHarnessState(harness, tasks),
+  // At most one event per CHANGE_INTERVAL_MS (the first at once, the last never lost): an agent
+  // printing thousands of lines a second costs the HTTP thread a hundred events, not thousands.
+  changes: (scope) =>
+    new Promise<void>((resolve) => {
+      let timer: NodeJS.Timeout | null = null;
+      let pending: string | null = null;
+      const tell = (session: string): void => {
+        if (timer !== null) {
+          pending = session;
+          return;
+        }
+        scope.emit(CHANGE_STREAM, session);
+        const rearm = (): void => {
+          timer = setTimeout(() => {
+            timer = null;
+            if (pending === null) return;
+            const last = pending;
+            pending = null;
+            scope.emit(CHANGE_STREAM, last);
+            rearm();
+          }, CHANGE_INTERVAL_MS);
+        };
+        rearm();
+      };
+      watchers.add(tell);
+      const end = (): void => {
+        watchers.delete(tell);
+        if (timer !== null) clearTimeout(timer);
+        resolve();
+      };
+      if (scope.signal.aborted) end();
+      else scope.signal.addEventListener('abort', end, { once: true });
+      void stopping.then(end);
+    }),
   stop() {
     stopped ??= (async () => {
       endSubscriptions();

@@ -24,6 +24,13 @@ import { decodeSnapshot, snapshotView, type SnapshotContent } from '../src/threa
 import { HARNESS_CONTROL_METHODS, HOST_CONTROL_METHODS, type HarnessControl, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../src/threads/types.js';
 import { HARNESS_CALL_TIMEOUT_MS } from '../src/harness/remote.js';
 import { yieldToMainThread } from './priority.js';
+import { loadPageAssets, type PageAssets } from '../src/page/assets.js';
+import { errorMessage } from '../src/errors.js';
+import { log } from '../src/log.js';
+import { LiveFeed, MAX_FRAME_BYTES } from '../src/page/feed.js';
+import { errorReply } from '../src/http/reply.js';
+import { LIVE_PATH } from '../src/http/router.js';
+import { CHANGE_STREAM } from '../src/threads/types.js';
 
 /** A call to the main thread that takes longer than this fails (it never waits forever). */
 const HOST_CALL_TIMEOUT_MS = 30_000;
@@ -80,6 +87,43 @@ const gateway = new Gateway({
 });
 
 let guard = hostGuard(data.host, data.port);
+
+/** The live page's files; a package without them still serves everything else (GET / answers JSON). */
+function pageAssets(): PageAssets | undefined {
+  try {
+    return loadPageAssets();
+  } catch (error) {
+    log.warn(`the live page is unavailable: ${errorMessage(error)}`);
+    return undefined;
+  }
+}
+
+// The live page: its files, and its feed over a WebSocket (src/page/feed.ts).
+const feed = new LiveFeed({
+  token: data.token,
+  server: () => ({
+    name: 'majordomus',
+    version,
+    repository_id: repositoryId,
+    leaseholder: state.leaseholder,
+    url: urlOf(data.host, state.port),
+    docs: `${urlOf(data.host, state.port)}/docs`,
+  }),
+  host: () => host.pageState(),
+  harness: harness === null ? null : () => harness.pageState(),
+});
+// The harness tells of each change the page shows (a transcript grew, a turn ended): one
+// subscription for the thread's life, ended when either thread stops.
+const harnessChanges = new AbortController();
+harness
+  ?.callWith('changes', [], {
+    onEvent: (stream) => {
+      if (stream === CHANGE_STREAM) feed.changed('harness');
+    },
+    signal: harnessChanges.signal,
+    timeoutMs: Number.POSITIVE_INFINITY,
+  })
+  .catch(() => undefined);
 const route = createRouter({
   catalog,
   version,
@@ -97,9 +141,25 @@ const route = createRouter({
   generation: () => generation,
   baseUrl: () => urlOf(data.host, state.port),
   gateway: { paths: new Set([CHAT_COMPLETIONS_PATH, MODELS_PATH]), handle: (request) => gateway.handle(request) },
+  page: pageAssets(),
 });
 
-const started = await UwsServer.start({ host: data.host, port: data.port, fallbackToFreePort: data.fallbackToFreePort, handle: route });
+const started = await UwsServer.start({
+  host: data.host,
+  port: data.port,
+  fallbackToFreePort: data.fallbackToFreePort,
+  handle: route,
+  live: {
+    path: LIVE_PATH,
+    maxFrameBytes: MAX_FRAME_BYTES,
+    refusal: (hostHeader, origin) => {
+      const refused = guard.refusal(hostHeader, origin);
+      if (refused !== null) return errorReply('forbidden', refused);
+      return feed.full ? errorReply('busy', 'too many live pages are open; close one') : null;
+    },
+    open: (socket) => feed.open(socket),
+  },
+});
 const server = started.ok ? started.server : null;
 if (server) {
   state.port = server.port;
@@ -110,6 +170,7 @@ let stopped: Promise<void> | null = null;
 const control: HttpControl = {
   async setLeaseholder(value) {
     state.leaseholder = value;
+    feed.changed('server');
   },
   async setPeerCount(count) {
     state.peerCount = count;
@@ -127,11 +188,14 @@ const control: HttpControl = {
     backend.useLayer(layer);
     dispatcher.useSnapshot(snapshot, next);
     mcp.layerChanged(changedUris(before, fresh.index));
+    feed.changed('host');
   },
   stop() {
     stopped ??= (async () => {
       state.stopping = true;
       clearInterval(sweep);
+      harnessChanges.abort();
+      feed.close();
       server?.close();
       gateway.close();
       mcp.closeAll();
@@ -146,6 +210,9 @@ const control: HttpControl = {
       });
     })();
     return stopped;
+  },
+  async changed(topic) {
+    feed.changed(topic === 'server' ? 'server' : 'host');
   },
 };
 serveRpc<HttpControl>(data.controlPort, control);

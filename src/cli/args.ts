@@ -34,6 +34,7 @@ const OPTIONS = {
   'dry-run': { type: 'boolean' },
   guard: { type: 'boolean' },
   'no-guard': { type: 'boolean' },
+  print: { type: 'boolean' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -48,6 +49,7 @@ export const COMMANDS = {
   exec: ['json', 'resume', 'model', 'mode', 'max-turns', 'context-tokens', 'base-url', 'api-key-env'],
   guard: ['mode', 'hooks', 'format'],
   init: ['force', 'dry-run', 'guard', 'no-guard'],
+  open: ['print'],
 } as const satisfies Record<string, readonly OptionName[]>;
 
 export type CommandName = keyof typeof COMMANDS;

@@ -24,6 +24,7 @@ Commands:
   exec           run the built-in coding agent on the task given on stdin (JSON-line events)
   guard          install, remove or report the git guard (hooks that respect other agents' claims)
   init           set a repository up: a minimal .ai/manifest.yaml and the four clients' configurations
+  open           print the live page's address with the token, and open it in a browser
 
 ${GLOBAL}
 
@@ -124,6 +125,16 @@ nothing. Prints each file as created, updated or unchanged (docs/INIT.md).
 
 A configuration file that cannot be parsed is named and nothing is written (exit 10); outside a
 git work tree without --repo, exit 12.
+
+${GLOBAL}`,
+  open: `Usage: majordomus open [--print]
+
+Finds the live server of this checkout (its lease), prints the live page's address with the token
+in its fragment (<url>/#token=<token>; the page keeps it in the tab and drops it from the address
+bar) and opens it with the system's opener (xdg-open, open) when there is a display. No live
+server exits 12 (MAJ_NO_SERVER): start one with majordomus serve.
+
+  --print   print the address only; never open a browser
 
 ${GLOBAL}`,
 };

@@ -37,6 +37,8 @@ async function run(args: ParsedArgs): Promise<number> {
       return (await import('./commands/guard.js')).runGuardCommand(args);
     case 'init':
       return (await import('./commands/init.js')).runInit(args);
+    case 'open':
+      return (await import('./commands/open.js')).runOpen(args);
   }
 }
 

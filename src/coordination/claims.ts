@@ -188,6 +188,20 @@ export class ClaimBoard {
     });
   }
 
+  /**
+   * Every claim that overlaps another peer's, with those overlaps (through the index, so a board
+   * of many claims is not compared pair by pair); claims without one are left out.
+   */
+  overlapping(): Array<{ claim: Claim; overlaps: Overlap[] }> {
+    this.#sweep();
+    const found: Array<{ claim: Claim; overlaps: Overlap[] }> = [];
+    for (const claim of this.#claims.values()) {
+      const overlaps = this.#overlapsWith(claim.peer, claim.paths);
+      if (overlaps.length > 0) found.push({ claim: this.#view(claim), overlaps });
+    }
+    return found;
+  }
+
   /** The highest claim number issued. */
   get issued(): number {
     return this.#next - 1;

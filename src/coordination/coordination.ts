@@ -13,7 +13,7 @@ import { Journal, readJournal } from './journal.js';
 import { MessageBoard, type MessageEvent, type StoredMessage } from './messages.js';
 import { claimNotice, messageNotice } from './notices.js';
 import { sessionOf } from './processes.js';
-import { EVERYONE, OVERSEER, type Claim, type Message } from './schemas.js';
+import { EVERYONE, OVERSEER, type Claim, type Message, type Overlap } from './schemas.js';
 
 /** What coordination capabilities may do. `caller` is a peer id, or null for the overseer. */
 export interface CoordinationAccess {
@@ -41,6 +41,8 @@ export interface CoordinationOptions {
   /** `<local>/coordination`, where the journals live; null keeps nothing (a client served alone). */
   journalDir: string | null;
   notify?: (notice: PeerNotice) => void;
+  /** Called after any claim or message event (the live page builds its view again). */
+  onChange?: () => void;
   now?: () => number;
 }
 
@@ -53,6 +55,7 @@ export class Coordination implements CoordinationAccess {
   readonly #claimJournal: Journal | null;
   readonly #messageJournal: Journal | null;
   readonly #notify: (notice: PeerNotice) => void;
+  readonly #onChange: () => void;
   readonly #now: () => number;
   readonly #epoch: string;
   #sweep: NodeJS.Timeout | null = null;
@@ -82,6 +85,7 @@ export class Coordination implements CoordinationAccess {
     this.#epoch = options.epoch;
     this.#now = options.now ?? Date.now;
     this.#notify = options.notify ?? (() => undefined);
+    this.#onChange = options.onChange ?? (() => undefined);
     this.#claimJournal = options.journalDir === null ? null : new Journal(join(options.journalDir, 'claims.jsonl'));
     this.#messageJournal = options.journalDir === null ? null : new Journal(join(options.journalDir, 'messages.jsonl'));
     this.#claims = new ClaimBoard({
@@ -140,6 +144,11 @@ export class Coordination implements CoordinationAccess {
 
   claims(): Claim[] {
     return this.#claims.list();
+  }
+
+  /** Every claim that overlaps another peer's, with those overlaps (the live page's conflicts). */
+  overlapping(): Array<{ claim: Claim; overlaps: Overlap[] }> {
+    return this.#claims.overlapping();
   }
 
   check(paths: readonly string[]): Array<{ path: string; claims: Claim[] }> {
@@ -207,6 +216,11 @@ export class Coordination implements CoordinationAccess {
     return this.#messages.search(query, limit);
   }
 
+  /** The latest messages of every thread, oldest first. */
+  recent(limit: number): Message[] {
+    return this.#messages.recent(limit);
+  }
+
   #peer(caller: string | null, what: string): string {
     if (caller === null) throw new CapabilityError('refused', `${what} needs an MCP session: only a peer holds claims`);
     return caller;
@@ -218,6 +232,7 @@ export class Coordination implements CoordinationAccess {
 
   #journal(journal: Journal | null, event: ClaimEvent | MessageEvent): void {
     if (this.#closed) return;
+    this.#onChange();
     journal?.append({ at: new Date(this.#now()).toISOString(), epoch: this.#epoch, ...event });
   }
 

@@ -152,6 +152,11 @@ export class MessageBoard {
     return found;
   }
 
+  /** The latest `limit` messages of every thread, oldest first (the page's view). */
+  recent(limit: number): Message[] {
+    return this.#messages.slice(-limit).map(view);
+  }
+
   has(thread: string): boolean {
     return this.#threads.has(thread);
   }

@@ -100,6 +100,8 @@ export interface HarnessOptions {
   killGraceMs?: number;
   /** Called once each turn has ended and its done.json is written. */
   onTurnEnd?: (session: string, turn: number) => void;
+  /** Called when a session starts, grows its transcript, ends a turn or goes (the live page). */
+  onChange?: (session: string) => void;
 }
 
 export interface LaunchInput extends PromptInput {
@@ -400,6 +402,7 @@ export class Harness {
     if (entry.launching !== null) throw new HarnessRefusal(`session ${input.session} has a turn starting; kill it once it runs (session_status shows it)`);
     if (last.status !== 'running') {
       this.#sessions.delete(input.session);
+      this.#changed(input.session);
       await this.#store.remove(input.session);
       return { session: input.session, action: 'reaped', wasRunning: false };
     }
@@ -458,6 +461,14 @@ export class Harness {
   }
 
   // ---------------------------------------------------------------------------------------------
+
+  #changed(session: string): void {
+    try {
+      this.#options.onChange?.(session);
+    } catch {
+      // A watcher's failure never stops an agent's turn.
+    }
+  }
 
   #grace(): number {
     return this.#options.killGraceMs ?? KILL_GRACE_MS;
@@ -554,6 +565,7 @@ export class Harness {
     entry.turns.push(turn);
     record.turn = number;
     record.startedAt = turn.startedAt;
+    this.#changed(record.session);
     let launched;
     try {
       launched = await launch({ command: prepared.command, args: prepared.args, cwd: prepared.cwd, env: prepared.env, stdin: prepared.stdin });
@@ -582,6 +594,7 @@ export class Harness {
           void this.#store.saveRecord(record).catch(() => undefined);
         }
         wake();
+        this.#changed(record.session);
       },
     });
     const stderr = this.#store.stderrPath(record.session, number);
@@ -633,6 +646,7 @@ export class Harness {
     turn.status = done.status;
     for (const listener of turn.listeners) listener();
     this.#options.onTurnEnd?.(entry.record.session, turn.turn);
+    this.#changed(entry.record.session);
     void this.#reapBeyondRetention();
   }
 
@@ -651,6 +665,7 @@ export class Harness {
     finished.sort((a, b) => (a.turns.at(-1)?.done?.endedAt ?? '').localeCompare(b.turns.at(-1)?.done?.endedAt ?? ''));
     for (const entry of finished.slice(0, excess)) {
       this.#sessions.delete(entry.record.session);
+      this.#changed(entry.record.session);
       await this.#store.remove(entry.record.session).catch(() => undefined);
     }
   }

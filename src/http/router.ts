@@ -12,6 +12,7 @@ import { inputFromQuery } from './query.js';
 import { errorReply, jsonReply, type HttpReply, type RouteReply } from './reply.js';
 import { acceptsEventStream } from './sse.js';
 import type { StaticAsset } from './swagger.js';
+import { prefersHtml, type PageAssets } from '../page/assets.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -64,7 +65,15 @@ export interface RouterServices {
    * routes; it checks the token itself (it also takes its own key) and shapes its own errors.
    */
   gateway: { paths: ReadonlySet<string>; handle(request: HttpRequest): Promise<RouteReply> };
+  /**
+   * The live page (src/page/): `GET /` from a browser, its files under `/page/`. They hold no
+   * data (the data comes over the `/live` feed, which asks for the token), so they need none.
+   */
+  page?: PageAssets;
 }
+
+/** The live page's feed: a WebSocket, opened by the server library before any route runs. */
+export const LIVE_PATH = '/live';
 
 export type Router = (request: HttpRequest) => Promise<RouteReply>;
 
@@ -156,6 +165,15 @@ export function createRouter(services: RouterServices): Router {
     const { path, method } = request;
 
     if (services.gateway.paths.has(path)) return services.gateway.handle(request);
+    const page = services.page;
+    if (page && path === '/' && method === 'GET' && prefersHtml(request.accept)) return page.page(request.host);
+    if (page && path.startsWith('/page/')) {
+      const asset = page.asset(path);
+      if (asset) return allowOnly(['GET'], method) ?? asset;
+    }
+    if (path === LIVE_PATH) {
+      return errorReply('not_acceptable', 'GET /live opens the live page\'s WebSocket (Upgrade: websocket); open / in a browser');
+    }
     if (path === '/mcp') {
       const wrongMethod = allowOnly(
         ['GET', 'POST', 'DELETE'],

@@ -14,6 +14,8 @@ import { rpcClient, serveRpc, type RpcServed } from '../threads/rpc.js';
 import { layerSnapshot } from '../threads/snapshot.js';
 import { HTTP_CONTROL_METHODS, PROGRESS_STREAM, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../threads/types.js';
 import { VERSION } from '../version.js';
+import { pageHostState } from '../page/host-state.js';
+import type { PageTopic } from '../page/state.js';
 
 /** Control calls are quick; stopping the thread may take a while on a loaded machine. */
 const CONTROL_TIMEOUT_MS = 10_000;
@@ -51,10 +53,12 @@ export interface HttpThread {
   stop(): Promise<void>;
   /** Serves a new generation of the layer (see `HttpControl.useSnapshot`); resolves once it does. */
   useSnapshot(snapshot: SharedArrayBuffer, generation: number): Promise<void>;
+  /** Tells open live pages that `topic` changed (fire and forget). */
+  changed(topic: PageTopic): void;
 }
 
 /** What the main thread serves the HTTP thread, over its runtime. */
-export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstructions' | 'leave' | 'board' | 'instructions'>): RpcServed<HostControl> {
+export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstructions' | 'leave' | 'board' | 'instructions' | 'layer' | 'coordination'>): RpcServed<HostControl> {
   return {
     // The call's scope becomes its CallContext: progress goes back as events (when the caller
     // listens), a cancel aborts it.
@@ -73,6 +77,7 @@ export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstruct
     },
     touch: async (peerId) => runtime.board?.touch(peerId),
     instructions: async (peerId) => runtime.instructions(peerId),
+    pageState: async () => pageHostState(runtime),
   };
 }
 
@@ -161,6 +166,9 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
       await untilExit(control.useSnapshot(snapshot, generation));
     },
     notifyPeer: async (peerId, method, params, requires) => (await untilExit(control.notifyPeer(peerId, method, params, requires))) === true,
+    changed: (topic) => {
+      if (stopping === null) void untilExit(control.changed(topic));
+    },
     stop() {
       stopping ??= (async () => {
         await untilExit(control.stop());

@@ -11,6 +11,7 @@ import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import { errorReply, isStreamed, type HttpReply, type ReplySink, type RouteReply, type StreamedReply } from './reply.js';
 import { MAX_BODY_BYTES, type HttpRequest } from './router.js';
+import type { LiveConnection, LiveSocket } from '../page/feed.js';
 
 /** An oversized body is drained up to this much before the connection is cut. */
 const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
@@ -42,6 +43,18 @@ export interface UwsServerOptions {
   /** Try a free port when `port` is taken. */
   fallbackToFreePort: boolean;
   handle(request: HttpRequest): Promise<RouteReply>;
+  /** A WebSocket route (the live page's feed), when the server has one. */
+  live?: LiveRoute;
+}
+
+/** A WebSocket route: who may open it (checked on the upgrade request), and what serves each socket. */
+export interface LiveRoute {
+  path: string;
+  /** Frames larger than this close the socket (1009). */
+  maxFrameBytes: number;
+  /** Null to accept the upgrade, else the reply that refuses it (Host/Origin, capacity). */
+  refusal(host: string, origin: string): HttpReply | null;
+  open(socket: LiveSocket): LiveConnection;
 }
 
 export type UwsStart = { ok: true; server: UwsServer } | { ok: false; reason: string };
@@ -84,13 +97,15 @@ export class UwsServer {
   #port = 0;
   #requestedPort = 0;
 
-  private constructor(handle: UwsServerOptions['handle']) {
-    this.#app = uWS.App().any('/*', (res, req) => serve(res, req, handle)) as unknown as UwsApp;
+  private constructor(handle: UwsServerOptions['handle'], live: LiveRoute | undefined) {
+    const app = uWS.App();
+    if (live) app.ws<LiveData>(live.path, liveBehavior(live));
+    this.#app = app.any('/*', (res, req) => serve(res, req, handle)) as unknown as UwsApp;
   }
 
   /** Binds (falling back to a free port when asked); the reason when nothing could be bound. */
   static async start(options: UwsServerOptions): Promise<UwsStart> {
-    const server = new UwsServer(options.handle);
+    const server = new UwsServer(options.handle, options.live);
     let port = await server.#listen(options.host, options.port);
     if (port === null && options.fallbackToFreePort && options.port !== 0) port = await server.#listen(options.host, 0);
     if (port === null) {
@@ -267,5 +282,75 @@ function stream(res: uWS.HttpResponse, reply: StreamedReply, head: boolean, gone
   }
   return () => {
     ended = true;
+  };
+}
+
+/** What uWS keeps with each page socket: the feed's handlers once it opened. */
+interface LiveData {
+  connection: LiveConnection | null;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The WebSocket route: the upgrade request passes the same Host/Origin guard as every request
+ * (a page elsewhere cannot open it); frames over the bound close the socket; each text frame is
+ * decoded (invalid UTF-8 reads as malformed) and handed to the feed.
+ */
+function liveBehavior(live: LiveRoute): uWS.WebSocketBehavior<LiveData> {
+  return {
+    maxPayloadLength: live.maxFrameBytes,
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+    maxBackpressure: 4 * 1024 * 1024,
+    compression: uWS.DISABLED,
+    upgrade: (res, req, context) => {
+      const refusal = live.refusal(req.getHeader('host'), req.getHeader('origin'));
+      if (refusal) {
+        res.cork(() => write(res, refusal, false, true));
+        return;
+      }
+      res.upgrade<LiveData>(
+        { connection: null },
+        req.getHeader('sec-websocket-key'),
+        req.getHeader('sec-websocket-protocol'),
+        req.getHeader('sec-websocket-extensions'),
+        context,
+      );
+    },
+    open: (ws) => {
+      let open = true;
+      const socket: LiveSocket = {
+        send: (text) => (open ? ws.send(text, false, false) === 1 : true),
+        bufferedAmount: () => (open ? ws.getBufferedAmount() : 0),
+        end: (code, reason) => {
+          if (!open) return;
+          open = false;
+          ws.end(code, reason);
+        },
+      };
+      const data = ws.getUserData();
+      data.connection = live.open(socket);
+      const closed = data.connection.closed;
+      data.connection.closed = () => {
+        open = false;
+        closed();
+      };
+    },
+    message: (ws, message, isBinary) => {
+      const connection = ws.getUserData().connection;
+      if (!connection) return;
+      let text: string | null = null;
+      if (!isBinary) {
+        try {
+          text = decoder.decode(message);
+        } catch {
+          text = ''; // not UTF-8: read as malformed JSON
+        }
+      }
+      connection.message(text);
+    },
+    drain: (ws) => ws.getUserData().connection?.drained(),
+    close: (ws) => ws.getUserData().connection?.closed(),
   };
 }

@@ -122,6 +122,7 @@ export class Owner {
       notify: (notice) => {
         if (owner) void owner.#deliver(notice);
       },
+      onChange: () => owner?.pageChanged(),
     });
     let harness: HarnessThread | null = null;
     const runtime = new Runtime({
@@ -283,12 +284,18 @@ export class Owner {
     for (const peer of this.runtime.board?.list() ?? []) if (peer.transport === 'http') this.runtime.leave(peer.id);
   }
 
+  /** Claims or messages changed: open live pages get them again. */
+  pageChanged(): void {
+    if (!this.#closing) this.#http.changed('coordination');
+  }
+
   /** The board changed (a peer joined, left or announced): the thread's count, the saved board. */
   boardChanged(): void {
     const board = this.runtime.board;
     if (!board) return;
     if (!this.#closing) {
       void this.#http.setPeerCount(board.size).catch(() => undefined);
+      this.#http.changed('peers');
       this.#boardFile.save(() => ({ issued: board.issued, announcements: board.announcements() }));
     }
     if (board.size > 0) return;

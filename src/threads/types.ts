@@ -7,6 +7,7 @@ import type { WireErrorCode } from '../errors.js';
 import type { DiscoveryMode } from '../layer/types.js';
 import type { PeerClient } from '../peers/board.js';
 import type { UsageRecord } from '../tasks/usage.js';
+import type { PageHarnessState, PageHostState, PageTopic } from '../page/state.js';
 
 /**
  * What a capability call answers, on every path and across every thread boundary: the output as
@@ -109,6 +110,8 @@ export interface HostControl {
   leave(peerId: string): Promise<number>;
   touch(peerId: string): Promise<void>;
   instructions(peerId: string): Promise<string>;
+  /** The live page's main-thread part (peers, claims, conflicts, messages, layer). */
+  pageState(): Promise<PageHostState>;
 }
 
 /** What the HTTP thread offers the main thread (src/threads/rpc.ts). */
@@ -124,13 +127,15 @@ export interface HttpControl {
    * the answer cache of the old one is dropped, and the `/mcp` sessions are told what changed.
    */
   useSnapshot(snapshot: SharedArrayBuffer, generation: number): Promise<void>;
+  /** Something the live page shows changed in the main thread: open pages get it again. */
+  changed(topic: PageTopic): Promise<void>;
 }
 
 /** The RPC event stream on which `HostControl.invoke` reports a call's progress (each event a string). */
 export const PROGRESS_STREAM = 'progress';
 
-export const HOST_CONTROL_METHODS = ['invoke', 'join', 'leave', 'touch', 'instructions'] as const satisfies ReadonlyArray<keyof HostControl>;
-export const HTTP_CONTROL_METHODS = ['setLeaseholder', 'setPeerCount', 'notifyPeer', 'stop', 'useSnapshot'] as const satisfies ReadonlyArray<keyof HttpControl>;
+export const HOST_CONTROL_METHODS = ['invoke', 'join', 'leave', 'touch', 'instructions', 'pageState'] as const satisfies ReadonlyArray<keyof HostControl>;
+export const HTTP_CONTROL_METHODS = ['setLeaseholder', 'setPeerCount', 'notifyPeer', 'stop', 'useSnapshot', 'changed'] as const satisfies ReadonlyArray<keyof HttpControl>;
 
 /** Given to the harness thread at start. */
 export interface HarnessWorkerData {
@@ -164,12 +169,23 @@ export interface HarnessControl {
   recordUsage(record: UsageRecord): Promise<void>;
   /** Serves a new generation of the layer (the profiles and the policy agents are started from). */
   useSnapshot(snapshot: SharedArrayBuffer, generation: number): Promise<void>;
+  /** The live page's harness part (sessions with transcript tails, executor tasks). */
+  pageState(): Promise<PageHarnessState>;
+  /**
+   * A subscription like `notices`: each change the page shows (a session started, its transcript
+   * grew, a turn ended, a session went) arrives as an event of the `page-change` stream (the
+   * session id); the call ends when the thread stops or the caller cancels it.
+   */
+  changes(): Promise<void>;
 }
+
+/** The RPC event stream of `HarnessControl.changes` (each event a session id). */
+export const CHANGE_STREAM = 'page-change';
 
 /** The RPC event stream of `HarnessControl.notices` (each event a `PeerNotice`). */
 export const NOTICE_STREAM = 'notice';
 
-export const HARNESS_CONTROL_METHODS = ['invoke', 'stop', 'notices', 'recordUsage', 'useSnapshot'] as const satisfies ReadonlyArray<keyof HarnessControl>;
+export const HARNESS_CONTROL_METHODS = ['invoke', 'stop', 'notices', 'recordUsage', 'useSnapshot', 'pageState', 'changes'] as const satisfies ReadonlyArray<keyof HarnessControl>;
 
 /** Given to the layer build worker at start (workers/layer-build.ts). */
 export interface LayerBuildWorkerData {

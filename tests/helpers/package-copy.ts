@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { PACKAGE_ROOT } from './cli.js';
 
 /** What the built executable needs to run and to find itself: `generate` writes into docs/generated. */
-export const BUILT_PARTS = ['package.json', 'dist', 'docs/generated'] as const;
+export const BUILT_PARTS = ['package.json', 'dist', 'docs/generated', 'page'] as const;
 /** What the launcher needs to build: the sources and the build configuration, no dist/. */
-export const SOURCE_PARTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'workers', 'bin'] as const;
+export const SOURCE_PARTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'workers', 'bin', 'page'] as const;
 
 export interface PackageCopyOptions {
   /** Link `<copy>/node_modules` to ours. Default true. */

@@ -1,0 +1,83 @@
+/**
+ * `majordomus open`: the live page of this checkout's server, with its token. Reads the lease
+ * (the one place the token is written, readable by its owner only), checks that its server
+ * answers, prints `<url>/#token=<token>` and hands it to the system's opener when a display is
+ * there. The token travels in the fragment: a browser never sends a fragment to any server, and
+ * the page removes it from the address bar at once.
+ */
+import { spawn } from 'node:child_process';
+import { MajordomusError, errorMessage, EXIT } from '../../errors.js';
+import { log } from '../../log.js';
+import { BIND_GRACE_MS, judgeLease, type Verdict } from '../../shared/election.js';
+import { readLease } from '../../shared/lease.js';
+import { locateCheckout, type Checkout } from '../../shared/locate.js';
+import type { ParsedArgs } from '../args.js';
+
+/** A server that is binding right now is waited for this long. */
+const BINDING_WAIT_MS = 10_000;
+const BINDING_POLL_MS = 200;
+
+/** The page's address with the token in its fragment. */
+export function pageAddress(url: string, token: string): string {
+  return `${url.replace(/\/+$/, '')}/#token=${encodeURIComponent(token)}`;
+}
+
+/** The system's opener for `platform`, or null when there is nowhere to show a page. */
+export function openerFor(platform: NodeJS.Platform, env: NodeJS.ProcessEnv): { command: string; args: string[] } | null {
+  if (platform === 'darwin') return { command: 'open', args: [] };
+  if (platform === 'win32') return { command: 'cmd', args: ['/c', 'start', '""'] };
+  if (env.DISPLAY || env.WAYLAND_DISPLAY) return { command: 'xdg-open', args: [] };
+  return null;
+}
+
+async function liveServer(checkout: Checkout): Promise<Extract<Verdict, { kind: 'live' }>> {
+  const deadline = Date.now() + BINDING_WAIT_MS;
+  for (;;) {
+    const reading = await readLease(checkout.leasePath).catch((error: unknown) => {
+      throw new MajordomusError('MAJ_LEASE', `cannot read the lease ${checkout.leasePath}: ${errorMessage(error)}`);
+    });
+    const verdict = await judgeLease(reading, checkout, BIND_GRACE_MS, Date.now());
+    if (verdict.kind === 'live') return verdict;
+    if (verdict.kind !== 'binding' || Date.now() > deadline) {
+      const why = verdict.kind === 'absent' ? 'there is no lease' : verdict.kind === 'binding' ? 'a server is still starting' : `the lease is ${verdict.kind} (${verdict.detail})`;
+      throw new MajordomusError(
+        'MAJ_NO_SERVER',
+        `no live server for ${checkout.root}: ${why}. Start one with \`majordomus serve\` (or let an agent start \`majordomus mcp\`), then run majordomus open again`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, BINDING_POLL_MS));
+  }
+}
+
+/** Starts the opener and leaves it (a browser outlives this command); false when it could not start. */
+function launch(opener: { command: string; args: string[] }, address: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(opener.command, [...opener.args, address], { detached: true, stdio: 'ignore' });
+    child.once('error', (error) => {
+      log.warn(`cannot start ${opener.command} (${error.message}); open the address above yourself`);
+      resolve(false);
+    });
+    child.once('spawn', () => {
+      child.unref();
+      resolve(true);
+    });
+  });
+}
+
+export async function runOpen(args: ParsedArgs): Promise<number> {
+  if (args.positionals.length > 0) {
+    throw new MajordomusError('MAJ_USAGE', `open takes no arguments, not "${args.positionals.join(' ')}" (see majordomus open --help)`);
+  }
+  const checkout = await locateCheckout(args.global.repo ?? process.cwd());
+  const server = await liveServer(checkout);
+  const address = pageAddress(server.url, server.token);
+  process.stdout.write(`${address}\n`); // -- stdout-ok: the command's answer
+  if (args.options.print === true) return EXIT.ok;
+  const opener = openerFor(process.platform, process.env);
+  if (opener === null) {
+    log.info('no display (DISPLAY, WAYLAND_DISPLAY): open the address above in a browser');
+    return EXIT.ok;
+  }
+  if (await launch(opener, address)) log.info(`opened the live page with ${opener.command}`);
+  return EXIT.ok;
+}
