@@ -10,7 +10,8 @@
  *
  * Rounds alternate: `none` (the page open, nobody writes) and `busy` (the peers send RATE messages
  * a second, each to another peer; every message changes the board the page shows). In each round
- * the owner's stdio client times STDIO_CALLS `ping` and `majordomus_info`.
+ * the owner's stdio client times `ping` and `majordomus_info`, at least STDIO_CALLS of each and for at
+ * least STRETCH_MS.
  *
  * 1. Update latency: for each message, from the moment the server stamped it (its `at`) to the
  *    moment the browser received the `/live` frame that carries it (a wrapper around the page's
@@ -21,9 +22,10 @@
  *
  * Writes benches/results/page-latest.json. Environment: BENCH_PAGE_PEERS (50), BENCH_PAGE_RATE
  * (10 messages/s), BENCH_PAGE_ROUNDS (4 of each), BENCH_PAGE_STDIO_CALLS (1500 per call kind and
- * round).
+ * round, at least), BENCH_PAGE_STRETCH_MS (8000, each round at least).
  */
 import { existsSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { fmt, leaseToken, machine, makeRepo, PACKAGE_ROOT, PipeRpc, runWhenMain, SERVING_RE, spawnNode, summarize, table, verdict, withTimeout, writeResult } from './lib/common.mjs';
@@ -32,6 +34,7 @@ const PEERS = Number(process.env.BENCH_PAGE_PEERS ?? 50);
 const RATE = Number(process.env.BENCH_PAGE_RATE ?? 10);
 const ROUNDS = Number(process.env.BENCH_PAGE_ROUNDS ?? 4);
 const STDIO_CALLS = Number(process.env.BENCH_PAGE_STDIO_CALLS ?? 1500);
+const STRETCH_MS = Number(process.env.BENCH_PAGE_STRETCH_MS ?? 8000);
 const LATENCY_BAR_MS = 100;
 const STDIO_BAR = 1.15;
 const CHROMIUM = '/usr/bin/chromium';
@@ -126,7 +129,9 @@ export async function main() {
       const condition = round % 2 === 0 ? 'none' : 'busy';
       if (condition === 'busy') await peerCall(peers, 'messages.start', { group: 'board', rate: RATE });
       const values = { ping: [], info: [] };
-      for (let i = 0; i < STDIO_CALLS; i += 1) for (const kind of Object.keys(STDIO_KINDS)) values[kind].push(await timedStdio(rpc, kind));
+      // At least STDIO_CALLS of each and at least STRETCH_MS long, so each busy stretch carries many messages.
+      const until = performance.now() + STRETCH_MS;
+      for (let i = 0; i < STDIO_CALLS || performance.now() < until; i += 1) for (const kind of Object.keys(STDIO_KINDS)) values[kind].push(await timedStdio(rpc, kind));
       for (const kind of Object.keys(STDIO_KINDS)) samples[condition][kind].push(...values[kind]);
       let note = '';
       if (condition === 'busy') {
@@ -174,7 +179,7 @@ export async function main() {
   const output = {
     name: 'page',
     started_at: startedAt,
-    settings: { peers: PEERS, rate: RATE, rounds: ROUNDS, stdio_calls: STDIO_CALLS, browser: CHROMIUM },
+    settings: { peers: PEERS, rate: RATE, rounds: ROUNDS, stdio_calls: STDIO_CALLS, stretch_ms: STRETCH_MS, browser: CHROMIUM },
     machine_before: machineBefore,
     machine_after: machine(),
     latency_ms: latency,
