@@ -7,6 +7,7 @@
  * deterministic: sorted objects and diagnostics, no timestamps.
  */
 import { lstat, open, readlink, realpath } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { log } from '../log.js';
@@ -15,6 +16,7 @@ import { discover, type Undecodable } from './discovery.js';
 import { isMapping, parseYaml, splitFrontMatter } from './front-matter.js';
 import { checkMetadata, matchKind, mayHoldKind, objectId, objectUri, type KindSpec } from './kinds.js';
 import type { Manifest } from './manifest.js';
+import { ParsedFiles, type Outcome } from './parsed-files.js';
 import { RealDirectories } from './real-directories.js';
 import { NO_FOLLOW_READ, nonRegularKind, openedPath, readBounded } from './regular-file.js';
 import type { Diagnostic, DiagnosticCode, DiscoveryMode, LayerIndex, LayerObject, ObjectKind } from './types.js';
@@ -24,7 +26,6 @@ export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 /** How many files are read at once. */
 export const READ_CONCURRENCY = 32;
 
-type Outcome = { object: LayerObject } | { diagnostics: Diagnostic[] };
 
 function problem(code: DiagnosticCode, path: string, message: string): { diagnostics: Diagnostic[] } {
   return { diagnostics: [{ severity: 'error', code, path, message }] };
@@ -133,10 +134,28 @@ function undecodableName(entry: Undecodable, relative: string, enabled: Readonly
   };
 }
 
-async function indexFile(root: string, path: string, spec: KindSpec, pathIdentity: string, directories: RealDirectories): Promise<Outcome> {
+async function indexFile(
+  root: string,
+  path: string,
+  spec: KindSpec,
+  pathIdentity: string,
+  directories: RealDirectories,
+  cache: ParsedFiles | undefined,
+): Promise<Outcome> {
   const bytes = await readBytes(root, path, directories);
   if (!Buffer.isBuffer(bytes)) return bytes;
+  if (cache === undefined) return indexBytes(path, spec, pathIdentity, bytes);
+  // What a file becomes depends on its path, its kind and its bytes alone; the digest names the bytes.
+  const key = `${spec.kind}\0${pathIdentity}\0${createHash('sha256').update(bytes).digest('base64')}`;
+  const kept = cache.reuse(path, key);
+  if (kept !== undefined) return kept;
+  const outcome = indexBytes(path, spec, pathIdentity, bytes);
+  cache.remember(path, key, outcome);
+  return outcome;
+}
 
+/** What the bytes of one layer file make: its object, or why it is refused. */
+function indexBytes(path: string, spec: KindSpec, pathIdentity: string, bytes: Buffer): Outcome {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -199,8 +218,13 @@ async function indexFile(root: string, path: string, spec: KindSpec, pathIdentit
   };
 }
 
-/** Builds the index of `root` (holding `manifest`) without searching for the root. */
-export async function buildIndex(root: string, manifest: Manifest, discovery: DiscoveryMode): Promise<LayerIndex> {
+/**
+ * Builds the index of `root` (holding `manifest`) without searching for the root. With `cache`
+ * (kept by a serving process from one build to the next) every file is still read, but only a
+ * file whose bytes changed is parsed and validated again; everything across files (duplicate
+ * identities, the order) is computed over the whole set each time, so the result is the same.
+ */
+export async function buildIndex(root: string, manifest: Manifest, discovery: DiscoveryMode, cache?: ParsedFiles): Promise<LayerIndex> {
   const realRoot = await realpath(root);
   const directories = new RealDirectories(realRoot);
   const found = await discover({ root: realRoot, repoPath: manifest.repoPath, localPath: manifest.localPath, mode: discovery, directories });
@@ -216,9 +240,11 @@ export async function buildIndex(root: string, manifest: Manifest, discovery: Di
     else if (mayHoldKind(relative, enabled)) containers.push(path);
   }
 
+  cache?.begin();
   const outcomes = await mapLimit(candidates, READ_CONCURRENCY, (candidate) =>
-    indexFile(realRoot, candidate.path, candidate.spec, candidate.pathIdentity, directories),
+    indexFile(realRoot, candidate.path, candidate.spec, candidate.pathIdentity, directories, cache),
   );
+  cache?.finish();
   const linked = await mapLimit(containers, READ_CONCURRENCY, (path) => linkedContainer(realRoot, path));
 
   const diagnostics: Diagnostic[] = [...found.diagnostics];
