@@ -6,7 +6,8 @@
  * diagnostic and the file is left out; the index still serves, `degraded`. The result is
  * deterministic: sorted objects and diagnostics, no timestamps.
  */
-import { lstat, open, readlink, realpath } from 'node:fs/promises';
+import { closeSync, lstatSync, openSync, readlinkSync } from 'node:fs';
+import { lstat, readlink, realpath } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -18,7 +19,7 @@ import { checkMetadata, matchKind, mayHoldKind, objectId, objectUri, type KindSp
 import type { Manifest } from './manifest.js';
 import { ParsedFiles, type Outcome } from './parsed-files.js';
 import { RealDirectories } from './real-directories.js';
-import { NO_FOLLOW_READ, nonRegularKind, openedPath, readBounded } from './regular-file.js';
+import { NO_FOLLOW_READ, nonRegularKind, openedPathSync, readBoundedSync } from './regular-file.js';
 import type { Diagnostic, DiagnosticCode, DiscoveryMode, LayerIndex, LayerObject, ObjectKind } from './types.js';
 
 /** Files larger than this are refused from their size alone; they are never opened. */
@@ -57,26 +58,28 @@ async function readBytes(root: string, path: string, directories: RealDirectorie
     return problem('symlink', path, `${above.component} is a symbolic link to ${above.target}; links are never followed, so nothing below it is served`);
   }
   if (above.kind === 'not_directory') return problem('unreadable', path, `${above.component} is ${above.what}, not a directory`);
+  // The rest is synchronous: a few system calls on a small file cost microseconds, while each
+  // asynchronous one is a round trip through libuv's thread pool (most of a build's time when
+  // the files are not parsed again).
   const absolute = join(root, path);
   let info;
   try {
-    info = await lstat(absolute);
+    info = lstatSync(absolute);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     const why = code === 'ENOENT' ? 'listed by discovery but missing from the working tree' : 'cannot be inspected';
     return problem('unreadable', path, `${why} (${code})`);
   }
   if (info.isSymbolicLink()) {
-    const target = await readlink(absolute).catch(() => '?');
-    return problem('symlink', path, `a symbolic link to ${target}; links are never followed`);
+    return problem('symlink', path, `a symbolic link to ${linkTarget(absolute)}; links are never followed`);
   }
   if (!info.isFile()) return problem('unreadable', path, `${nonRegularKind(info)}, not a regular file`);
   if (info.size > MAX_FILE_BYTES) {
     return problem('oversized', path, `${info.size} bytes, over the ${MAX_FILE_BYTES}-byte (4 MiB) limit; it was not read`);
   }
-  let handle;
+  let fd;
   try {
-    handle = await open(absolute, NO_FOLLOW_READ);
+    fd = openSync(absolute, NO_FOLLOW_READ);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     if (code === 'ELOOP') return problem('symlink', path, 'became a symbolic link while indexing; links are never followed');
@@ -84,11 +87,11 @@ async function readBytes(root: string, path: string, directories: RealDirectorie
   }
   try {
     // A directory above may have been swapped for a link between the check and the open.
-    const opened = await openedPath(handle);
+    const opened = openedPathSync(fd);
     if (opened !== undefined && opened !== absolute) {
       return problem('symlink', path, 'opened as another file than its path names: a directory on its path changed (to a symbolic link?) while indexing; it was not served');
     }
-    const bytes = await readBounded(handle, info.size, MAX_FILE_BYTES);
+    const bytes = readBoundedSync(fd, info.size, MAX_FILE_BYTES);
     if (bytes === undefined) {
       return problem('oversized', path, `grew over the ${MAX_FILE_BYTES}-byte (4 MiB) limit while indexing; it was not served`);
     }
@@ -97,7 +100,15 @@ async function readBytes(root: string, path: string, directories: RealDirectorie
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     return problem('unreadable', path, `cannot be read (${code})`);
   } finally {
-    await handle.close();
+    closeSync(fd);
+  }
+}
+
+function linkTarget(absolute: string): string {
+  try {
+    return readlinkSync(absolute);
+  } catch {
+    return '?';
   }
 }
 
