@@ -10,6 +10,7 @@ import { closeSync, lstatSync, openSync, readlinkSync } from 'node:fs';
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { setImmediate } from 'node:timers/promises';
 import { z } from 'zod';
 import { log } from '../log.js';
 import { repositoryId } from './repository-id.js';
@@ -26,6 +27,8 @@ import type { Diagnostic, DiagnosticCode, DiscoveryMode, LayerIndex, LayerObject
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 /** How many files are read at once. */
 export const READ_CONCURRENCY = 32;
+/** How many files are read (synchronously) before the event loop gets a turn. */
+const READS_PER_TURN = 64;
 
 
 function problem(code: DiagnosticCode, path: string, message: string): { diagnostics: Diagnostic[] } {
@@ -252,9 +255,13 @@ export async function buildIndex(root: string, manifest: Manifest, discovery: Di
   }
 
   cache?.begin();
-  const outcomes = await mapLimit(candidates, READ_CONCURRENCY, (candidate) =>
-    indexFile(realRoot, candidate.path, candidate.spec, candidate.pathIdentity, directories, cache),
-  );
+  let read = 0;
+  const outcomes = await mapLimit(candidates, READ_CONCURRENCY, async (candidate) => {
+    // Files are read synchronously; let the thread's event loop run between batches (the start-up
+    // build runs in the main thread, a take-over's in a bridge that is still relaying).
+    if (++read % READS_PER_TURN === 0) await setImmediate();
+    return indexFile(realRoot, candidate.path, candidate.spec, candidate.pathIdentity, directories, cache);
+  });
   cache?.finish();
   const linked = await mapLimit(containers, READ_CONCURRENCY, (path) => linkedContainer(realRoot, path));
 
