@@ -10,8 +10,10 @@ import { performance } from 'node:perf_hooks';
 import { sameLayer } from '../src/layer/changes.js';
 import { DEFAULT_LOCAL_PATH, MANIFEST_PATH } from '../src/layer/identity.js';
 import { DEFAULT_REPO_PATH, readManifest } from '../src/layer/manifest.js';
+import { ParsedFiles } from '../src/layer/parsed-files.js';
 import { rebuildLayer } from '../src/layer/rebuild.js';
 import { RebuildScheduler } from '../src/layer/rebuild-scheduler.js';
+import { LiveSearchIndex } from '../src/layer/search.js';
 import { gitWatchFiles, layerTrees, LayerWatcher } from '../src/layer/watch.js';
 import { decodeSnapshot, layerSnapshot } from '../src/threads/snapshot.js';
 import type { LayerBuildMessage, LayerBuildWorkerData } from '../src/threads/types.js';
@@ -23,6 +25,10 @@ yieldToMainThread(data.nice);
 const first = decodeSnapshot(data.snapshot);
 let serving = first.index;
 let generation = first.generation;
+// Kept from one build to the next so that a reload costs what changed: what each file made (the
+// first build parses everything), and the search index, updated with the objects that changed.
+const parsed = new ParsedFiles();
+const search = LiveSearchIndex.load(first.search, serving.objects);
 const post = (message: LayerBuildMessage): void => parentPort?.postMessage(message);
 
 const scheduler = new RebuildScheduler({
@@ -30,14 +36,15 @@ const scheduler = new RebuildScheduler({
   maxWaitMs: data.maxWaitMs,
   build: async () => {
     const started = performance.now();
-    const rebuilt = await rebuildLayer(serving, data.discovery);
+    const rebuilt = await rebuildLayer(serving, data.discovery, parsed);
     if (sameLayer(serving, rebuilt.index, rebuilt.changed)) {
       post({ type: 'unchanged', ms: Math.round(performance.now() - started) });
       return;
     }
     serving = rebuilt.index;
     generation += 1;
-    const snapshot = layerSnapshot({ version: first.version, generation, index: serving, capabilities: first.capabilities });
+    search.update(serving.objects);
+    const snapshot = layerSnapshot({ version: first.version, generation, index: serving, capabilities: first.capabilities, search: search.toJSON() });
     post({
       type: 'generation',
       generation,

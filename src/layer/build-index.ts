@@ -6,8 +6,11 @@
  * diagnostic and the file is left out; the index still serves, `degraded`. The result is
  * deterministic: sorted objects and diagnostics, no timestamps.
  */
-import { lstat, open, readlink, realpath } from 'node:fs/promises';
+import { closeSync, lstatSync, openSync, readlinkSync } from 'node:fs';
+import { lstat, readlink, realpath } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { setImmediate } from 'node:timers/promises';
 import { z } from 'zod';
 import { log } from '../log.js';
 import { repositoryId } from './repository-id.js';
@@ -15,16 +18,18 @@ import { discover, type Undecodable } from './discovery.js';
 import { isMapping, parseYaml, splitFrontMatter } from './front-matter.js';
 import { checkMetadata, matchKind, mayHoldKind, objectId, objectUri, type KindSpec } from './kinds.js';
 import type { Manifest } from './manifest.js';
+import { ParsedFiles, type Outcome } from './parsed-files.js';
 import { RealDirectories } from './real-directories.js';
-import { NO_FOLLOW_READ, nonRegularKind, openedPath, readBounded } from './regular-file.js';
+import { NO_FOLLOW_READ, nonRegularKind, openedPathSync, readBoundedSync } from './regular-file.js';
 import type { Diagnostic, DiagnosticCode, DiscoveryMode, LayerIndex, LayerObject, ObjectKind } from './types.js';
 
 /** Files larger than this are refused from their size alone; they are never opened. */
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 /** How many files are read at once. */
 export const READ_CONCURRENCY = 32;
+/** How many files are read (synchronously) before the event loop gets a turn. */
+const READS_PER_TURN = 64;
 
-type Outcome = { object: LayerObject } | { diagnostics: Diagnostic[] };
 
 function problem(code: DiagnosticCode, path: string, message: string): { diagnostics: Diagnostic[] } {
   return { diagnostics: [{ severity: 'error', code, path, message }] };
@@ -56,26 +61,28 @@ async function readBytes(root: string, path: string, directories: RealDirectorie
     return problem('symlink', path, `${above.component} is a symbolic link to ${above.target}; links are never followed, so nothing below it is served`);
   }
   if (above.kind === 'not_directory') return problem('unreadable', path, `${above.component} is ${above.what}, not a directory`);
+  // The rest is synchronous: a few system calls on a small file cost microseconds, while each
+  // asynchronous one is a round trip through libuv's thread pool (most of a build's time when
+  // the files are not parsed again).
   const absolute = join(root, path);
   let info;
   try {
-    info = await lstat(absolute);
+    info = lstatSync(absolute);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     const why = code === 'ENOENT' ? 'listed by discovery but missing from the working tree' : 'cannot be inspected';
     return problem('unreadable', path, `${why} (${code})`);
   }
   if (info.isSymbolicLink()) {
-    const target = await readlink(absolute).catch(() => '?');
-    return problem('symlink', path, `a symbolic link to ${target}; links are never followed`);
+    return problem('symlink', path, `a symbolic link to ${linkTarget(absolute)}; links are never followed`);
   }
   if (!info.isFile()) return problem('unreadable', path, `${nonRegularKind(info)}, not a regular file`);
   if (info.size > MAX_FILE_BYTES) {
     return problem('oversized', path, `${info.size} bytes, over the ${MAX_FILE_BYTES}-byte (4 MiB) limit; it was not read`);
   }
-  let handle;
+  let fd;
   try {
-    handle = await open(absolute, NO_FOLLOW_READ);
+    fd = openSync(absolute, NO_FOLLOW_READ);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     if (code === 'ELOOP') return problem('symlink', path, 'became a symbolic link while indexing; links are never followed');
@@ -83,11 +90,11 @@ async function readBytes(root: string, path: string, directories: RealDirectorie
   }
   try {
     // A directory above may have been swapped for a link between the check and the open.
-    const opened = await openedPath(handle);
+    const opened = openedPathSync(fd);
     if (opened !== undefined && opened !== absolute) {
       return problem('symlink', path, 'opened as another file than its path names: a directory on its path changed (to a symbolic link?) while indexing; it was not served');
     }
-    const bytes = await readBounded(handle, info.size, MAX_FILE_BYTES);
+    const bytes = readBoundedSync(fd, info.size, MAX_FILE_BYTES);
     if (bytes === undefined) {
       return problem('oversized', path, `grew over the ${MAX_FILE_BYTES}-byte (4 MiB) limit while indexing; it was not served`);
     }
@@ -96,7 +103,15 @@ async function readBytes(root: string, path: string, directories: RealDirectorie
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     return problem('unreadable', path, `cannot be read (${code})`);
   } finally {
-    await handle.close();
+    closeSync(fd);
+  }
+}
+
+function linkTarget(absolute: string): string {
+  try {
+    return readlinkSync(absolute);
+  } catch {
+    return '?';
   }
 }
 
@@ -133,10 +148,28 @@ function undecodableName(entry: Undecodable, relative: string, enabled: Readonly
   };
 }
 
-async function indexFile(root: string, path: string, spec: KindSpec, pathIdentity: string, directories: RealDirectories): Promise<Outcome> {
+async function indexFile(
+  root: string,
+  path: string,
+  spec: KindSpec,
+  pathIdentity: string,
+  directories: RealDirectories,
+  cache: ParsedFiles | undefined,
+): Promise<Outcome> {
   const bytes = await readBytes(root, path, directories);
   if (!Buffer.isBuffer(bytes)) return bytes;
+  if (cache === undefined) return indexBytes(path, spec, pathIdentity, bytes);
+  // What a file becomes depends on its path, its kind and its bytes alone; the digest names the bytes.
+  const key = `${spec.kind}\0${pathIdentity}\0${createHash('sha256').update(bytes).digest('base64')}`;
+  const kept = cache.reuse(path, key);
+  if (kept !== undefined) return kept;
+  const outcome = indexBytes(path, spec, pathIdentity, bytes);
+  cache.remember(path, key, outcome);
+  return outcome;
+}
 
+/** What the bytes of one layer file make: its object, or why it is refused. */
+function indexBytes(path: string, spec: KindSpec, pathIdentity: string, bytes: Buffer): Outcome {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -199,8 +232,13 @@ async function indexFile(root: string, path: string, spec: KindSpec, pathIdentit
   };
 }
 
-/** Builds the index of `root` (holding `manifest`) without searching for the root. */
-export async function buildIndex(root: string, manifest: Manifest, discovery: DiscoveryMode): Promise<LayerIndex> {
+/**
+ * Builds the index of `root` (holding `manifest`) without searching for the root. With `cache`
+ * (kept by a serving process from one build to the next) every file is still read, but only a
+ * file whose bytes changed is parsed and validated again; everything across files (duplicate
+ * identities, the order) is computed over the whole set each time, so the result is the same.
+ */
+export async function buildIndex(root: string, manifest: Manifest, discovery: DiscoveryMode, cache?: ParsedFiles): Promise<LayerIndex> {
   const realRoot = await realpath(root);
   const directories = new RealDirectories(realRoot);
   const found = await discover({ root: realRoot, repoPath: manifest.repoPath, localPath: manifest.localPath, mode: discovery, directories });
@@ -216,9 +254,15 @@ export async function buildIndex(root: string, manifest: Manifest, discovery: Di
     else if (mayHoldKind(relative, enabled)) containers.push(path);
   }
 
-  const outcomes = await mapLimit(candidates, READ_CONCURRENCY, (candidate) =>
-    indexFile(realRoot, candidate.path, candidate.spec, candidate.pathIdentity, directories),
-  );
+  cache?.begin();
+  let read = 0;
+  const outcomes = await mapLimit(candidates, READ_CONCURRENCY, async (candidate) => {
+    // Files are read synchronously; let the thread's event loop run between batches (the start-up
+    // build runs in the main thread, a take-over's in a bridge that is still relaying).
+    if (++read % READS_PER_TURN === 0) await setImmediate();
+    return indexFile(realRoot, candidate.path, candidate.spec, candidate.pathIdentity, directories, cache);
+  });
+  cache?.finish();
   const linked = await mapLimit(containers, READ_CONCURRENCY, (path) => linkedContainer(realRoot, path));
 
   const diagnostics: Diagnostic[] = [...found.diagnostics];

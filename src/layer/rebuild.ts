@@ -12,6 +12,7 @@ import { MANIFEST_PATH } from './identity.js';
 import { keepAfterFailure, keepLastGood } from './last-good.js';
 import { verifyLocalHalf } from './local-half.js';
 import { readManifest, type Manifest } from './manifest.js';
+import type { ParsedFiles } from './parsed-files.js';
 import type { DiscoveryMode, LayerIndex } from './types.js';
 
 export interface Rebuilt {
@@ -24,14 +25,15 @@ export interface Rebuilt {
   manifest: Manifest | null;
 }
 
-export async function rebuildLayer(serving: LayerIndex, discovery: DiscoveryMode): Promise<Rebuilt> {
+/** With `parsed` (kept from one reload to the next), only the files whose bytes changed are parsed again. */
+export async function rebuildLayer(serving: LayerIndex, discovery: DiscoveryMode, parsed?: ParsedFiles): Promise<Rebuilt> {
   let index: LayerIndex;
   let failed: string | null = null;
   let manifest: Manifest | null = null;
   try {
     manifest = await readManifest(join(serving.root, ...MANIFEST_PATH.split('/')));
     await verifyLocalHalf(serving.root, manifest.localPath);
-    index = keepLastGood(serving, await buildIndex(serving.root, manifest, discovery));
+    index = keepLastGood(serving, await buildIndex(serving.root, manifest, discovery, parsed));
   } catch (error) {
     failed = error instanceof MajordomusError ? `${error.code}: ${error.message}` : errorMessage(error);
     index = keepAfterFailure(serving, failed);

@@ -3,7 +3,7 @@
  * a link and without blocking on a FIFO, read never past a bound, and ask the kernel which file
  * was really opened. The callers lstat first and turn each refusal into their own message.
  */
-import { constants } from 'node:fs';
+import { constants, readlinkSync, readSync } from 'node:fs';
 import { readlink, type FileHandle } from 'node:fs/promises';
 
 // O_NOFOLLOW closes the race between lstat and open on the last component; O_NONBLOCK keeps a
@@ -49,6 +49,38 @@ export async function openedPath(handle: FileHandle): Promise<string | undefined
   if (process.platform !== 'linux') return undefined;
   try {
     return await readlink(`/proc/self/fd/${handle.fd}`);
+  } catch {
+    return undefined; // No /proc (a minimal container): the component check stands alone.
+  }
+}
+
+/**
+ * `readBounded` for a descriptor, synchronously: a build reads thousands of small files, and
+ * each asynchronous step is a round trip through libuv's thread pool that costs far more than the
+ * read itself (docs/PERFORMANCE.md, "Reload"). Only for callers off the main thread's serving path.
+ */
+export function readBoundedSync(fd: number, expected: number, limit: number): Buffer | undefined {
+  let buffer = Buffer.allocUnsafe(Math.min(expected, limit) + 1);
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      if (length > limit) return undefined;
+      const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, limit + 1));
+      buffer.copy(grown, 0, 0, length);
+      buffer = grown;
+    }
+    const bytesRead = readSync(fd, buffer, length, buffer.length - length, null);
+    if (bytesRead === 0) break;
+    length += bytesRead;
+  }
+  return length > limit ? undefined : buffer.subarray(0, length);
+}
+
+/** `openedPath` for a descriptor, synchronously. */
+export function openedPathSync(fd: number): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
   } catch {
     return undefined; // No /proc (a minimal container): the component check stands alone.
   }

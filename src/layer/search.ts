@@ -252,3 +252,89 @@ export class SearchIndex {
 export function searchObjects(objects: readonly LayerObject[], query: string, options: SearchOptions): SearchHit[] {
   return SearchIndex.build(objects).search(query, options);
 }
+
+function sameDocument(a: IndexedDocument, b: IndexedDocument): boolean {
+  return a.title === b.title && a.identity === b.identity && a.tags === b.tags && a.description === b.description && a.content === b.content;
+}
+
+/** The parts of MiniSearch's serialized form that `LiveSearchIndex` adjusts. */
+interface SerializedLengths {
+  documentIds: Record<string, string>;
+  fieldLength: Record<string, number[]>;
+  averageFieldLength: number[];
+}
+
+/**
+ * A search index kept alive from one generation to the next (by the layer build worker): each
+ * update discards, replaces and adds only the objects that changed, so a reload costs what changed
+ * rather than the whole layer. Its serialized form answers exactly as `buildSearchIndex` of the
+ * same objects: the internal document ids differ, and the average field lengths (which MiniSearch
+ * keeps as a running mean, so they would carry the history of removals) are recomputed in the
+ * order a fresh build adds the objects.
+ */
+export class LiveSearchIndex {
+  readonly #index: MiniSearch<IndexedDocument>;
+  #documents: Map<string, IndexedDocument>;
+  #order: readonly LayerObject[];
+
+  private constructor(index: MiniSearch<IndexedDocument>, objects: readonly LayerObject[]) {
+    this.#index = index;
+    this.#documents = new Map(objects.map((object) => [object.uri, documentOf(object)]));
+    this.#order = objects;
+  }
+
+  static build(objects: readonly LayerObject[]): LiveSearchIndex {
+    return new LiveSearchIndex(build(objects), objects);
+  }
+
+  /** Starts from a serialized index of `objects` (a snapshot's); one that does not hold them is rebuilt. */
+  static load(serialized: unknown, objects: readonly LayerObject[]): LiveSearchIndex {
+    try {
+      const index = MiniSearch.loadJS<IndexedDocument>(serialized as Parameters<typeof MiniSearch.loadJS>[0], MINISEARCH_OPTIONS);
+      const built = new LiveSearchIndex(index, objects);
+      if (index.documentCount === objects.length && objects.every((object) => index.has(object.uri))) return built;
+    } catch {
+      // Not an index of this format: rebuilt below.
+    }
+    return LiveSearchIndex.build(objects);
+  }
+
+  /** Makes the index hold exactly `objects`; returns how many documents were removed, replaced or added. */
+  update(objects: readonly LayerObject[]): number {
+    const next = new Map<string, IndexedDocument>();
+    for (const object of objects) next.set(object.uri, documentOf(object));
+    let touched = 0;
+    for (const [uri, previous] of this.#documents) {
+      const current = next.get(uri);
+      if (current !== undefined && sameDocument(previous, current)) continue;
+      this.#index.remove(previous);
+      touched += 1;
+    }
+    for (const [uri, current] of next) {
+      const previous = this.#documents.get(uri);
+      if (previous !== undefined && sameDocument(previous, current)) continue;
+      this.#index.add(current);
+      if (previous === undefined) touched += 1;
+    }
+    this.#documents = next;
+    this.#order = objects;
+    return touched;
+  }
+
+  /** The serialized form, answering as `buildSearchIndex` of the objects last given does. */
+  toJSON(): unknown {
+    const serialized = this.#index.toJSON() as unknown as SerializedLengths;
+    const shortIds = new Map<string, string>();
+    for (const [shortId, uri] of Object.entries(serialized.documentIds)) shortIds.set(uri, shortId);
+    const averages: number[] = [];
+    this.#order.forEach((object, count) => {
+      const lengths = serialized.fieldLength[shortIds.get(object.uri) as string] ?? [];
+      lengths.forEach((length, field) => {
+        // MiniSearch's own running mean, in the order a fresh build adds the objects.
+        averages[field] = ((averages[field] ?? 0) * count + length) / (count + 1);
+      });
+    });
+    serialized.averageFieldLength = averages;
+    return serialized;
+  }
+}

@@ -2,7 +2,7 @@
  * The layer stays fresh (docs/LAYER.md, "Freshness"): an edit under `.ai/` is rebuilt off the main
  * thread and swapped into every thread as one generation; every MCP client hears of it; a broken
  * edit keeps the last good object served; a write under the local half rebuilds nothing; with vcs
- * discovery a new file is served once `git add`ed. Clients are the MCP SDK's own, over stdio (the
+ * discovery a new file is served once `git add`ed; search answers from each generation's text. Clients are the MCP SDK's own, over stdio (the
  * owner's and a bridged one), plus REST and a plain `POST /mcp` session.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -33,6 +33,12 @@ const EDITED = '---\ntitle: Prefer small modules\ntags: [style]\n---\n# Prefer s
 const BROKEN = '---\ntitle: [unclosed\n---\n# Broken\n';
 const FIXED = '---\ntitle: Prefer small modules\n---\n# Prefer small modules\n\nFixed again.\n';
 
+/** The URIs `GET /api/v1/search` finds for `query`: the generation's search index, over REST. */
+async function searchUris(root: string, query: string): Promise<string[]> {
+  const found = restOk<{ hits: Array<{ uri: string }> }>(await rest(root, 'GET', `/api/v1/search?query=${encodeURIComponent(query)}`));
+  return found.hits.map((hit) => hit.uri);
+}
+
 describe('the layer stays fresh', () => {
   const scene = new Scene();
   afterEach(() => scene.cleanup());
@@ -46,6 +52,8 @@ describe('the layer stays fresh', () => {
     const before = SHARED_LAYER[RULE_FILE] as string;
     expect(await resourceText(bridged.client, RULE_URI)).toBe(before);
     expect(await httpResourceText(http, RULE_URI)).toBe(before);
+    expect(await searchUris(repo.root, 'attached')).not.toContain(RULE_URI);
+    expect(await searchUris(repo.root, 'concept')).toContain(RULE_URI);
     expect((await infoVia(owner.client)).generation).toBe(1);
     await bridged.client.subscribeResource({ uri: RULE_URI });
     await owner.client.subscribeResource({ uri: OTHER_URI });
@@ -59,6 +67,9 @@ describe('the layer stays fresh', () => {
     expect(await resourceText(bridged.client, RULE_URI)).toBe(EDITED);
     expect(await restContent(repo.root, RULE_URI)).toBe(EDITED);
     expect(await httpResourceText(http, RULE_URI)).toBe(EDITED);
+    // The generation's search index (updated in place by the build worker) knows the new words only.
+    expect(await searchUris(repo.root, 'attached')).toContain(RULE_URI);
+    expect(await searchUris(repo.root, 'concept')).not.toContain(RULE_URI);
     // The tool answered from the pool's cache before the edit answers the new text too.
     expect(restOk<{ content: string }>(await rest(repo.root, 'GET', `/api/v1/object?uri=${encodeURIComponent(RULE_URI)}`)).content).toBe(EDITED);
     // The owner subscribed to a rule that did not change: no update for it.
@@ -98,6 +109,9 @@ describe('the layer stays fresh', () => {
     expect(fixed).toMatchObject({ generation: 3, state: 'ok', diagnostics: [] });
     expect(await resourceText(owner.client, RULE_URI)).toBe(FIXED);
     expect(await restContent(repo.root, RULE_URI)).toBe(FIXED);
+    // Two generations after the first, the search index holds the fixed text and not the first.
+    expect(await searchUris(repo.root, 'fixed')).toEqual([RULE_URI]);
+    expect(await searchUris(repo.root, 'concept')).not.toContain(RULE_URI);
     await scene.rebaselineAll();
   });
 

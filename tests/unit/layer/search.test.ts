@@ -9,13 +9,16 @@
  *   one is rebuilt rather than trusted;
  * - a query scores as MiniSearch's own OR query does (each term's results are kept and combined),
  *   asked cold or again, alone or among other queries sharing its terms; a repeated term counts once;
+ * - a live index (the build worker's) updated with seeded random removals, changes and additions
+ *   serializes to an index holding the same postings and lengths as a fresh build, and answering
+ *   exactly like it;
  * - a blank query or a non-positive limit gives [];
  * - the layer view builds its index lazily, or loads the one it is given.
  */
 import MiniSearch from 'minisearch';
 import { describe, expect, it } from 'vitest';
 import { objectUri } from '../../../src/layer/kinds.js';
-import { buildSearchIndex, foldTerm, MINISEARCH_OPTIONS, queryTerms, SearchIndex, searchObjects, typoTolerance, type IndexedDocument } from '../../../src/layer/search.js';
+import { buildSearchIndex, foldTerm, LiveSearchIndex, MINISEARCH_OPTIONS, queryTerms, SearchIndex, searchObjects, typoTolerance, type IndexedDocument } from '../../../src/layer/search.js';
 import type { LayerIndex, LayerObject, ObjectKind } from '../../../src/layer/types.js';
 import { createLayerView } from '../../../src/layer/view.js';
 
@@ -226,6 +229,101 @@ describe('the serialized search index', () => {
     for (const serialized of [stale, renamed, { not: 'an index' }, null, 'text']) {
       expect(SearchIndex.load(serialized, OBJECTS).search('zlutoucky lease snapshot', { limit: 10 })).toEqual(fresh.search('zlutoucky lease snapshot', { limit: 10 }));
     }
+  });
+});
+
+describe('the live search index', () => {
+  const words = ['lease', 'bridge', 'peer', 'snapshot', 'thread', 'pool', 'route', 'session', 'látency', 'schema', 'release'];
+
+  /** mulberry32, seeded: a failure can be replayed. */
+  function seeded(seed: number): () => number {
+    let state = seed >>> 0;
+    return () => {
+      state = (state + 0x6d2b79f5) >>> 0;
+      let t = state;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  function randomObject(pick: () => number, n: number): LayerObject {
+    const word = (): string => words[Math.floor(pick() * words.length)] as string;
+    const kind = pick() < 0.4 ? 'rule' : 'document';
+    return object(kind, `doc-${String(n).padStart(3, '0')}`, {
+      title: `${word()} ${pick() < 0.5 ? word() : ''}`.trim(),
+      description: pick() < 0.3 ? '' : `${word()} ${word()}`,
+      content: Array.from({ length: Math.floor(pick() * 30) }, word).join(' '),
+      tags: pick() < 0.5 ? [] : [word()],
+    });
+  }
+
+  /** Postings by uri rather than internal id, and the lengths: what answers depend on. */
+  function meaning(serialized: unknown): unknown {
+    const data = serialized as {
+      documentCount: number;
+      documentIds: Record<string, string>;
+      fieldLength: Record<string, number[]>;
+      averageFieldLength: number[];
+      index: Array<[string, Record<string, Record<string, number>>]>;
+    };
+    const uri = (shortId: string): string => data.documentIds[shortId] as string;
+    const postings = data.index
+      .map(([term, fields]) => {
+        const byField = Object.entries(fields).map(([field, freqs]) => {
+          const live = Object.entries(freqs).filter(([shortId]) => shortId in data.documentIds);
+          return [field, live.map(([shortId, tf]) => [uri(shortId), tf]).sort()] as const;
+        });
+        return [term, byField.filter(([, freqs]) => freqs.length > 0).sort()] as const;
+      })
+      .filter(([, fields]) => fields.length > 0)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
+    const lengths = Object.entries(data.fieldLength).map(([shortId, lengths]) => [uri(shortId), lengths]).sort();
+    return { count: data.documentCount, averages: data.averageFieldLength, lengths, postings };
+  }
+
+  it('answers exactly as a fresh build after each of 60 seeded random updates', () => {
+    const pick = seeded(2026);
+    let objects = Array.from({ length: 30 }, (_, n) => randomObject(pick, n)).sort((a, b) => (a.uri < b.uri ? -1 : 1));
+    const live = LiveSearchIndex.build(objects);
+    const queries = ['lease', 'lease bridge', 'relea', 'snapsot', 'latency schema', 'sesion pool route', 'doc'];
+    for (let step = 0; step < 60; step++) {
+      const next = new Map(objects.map((o) => [o.uri, o]));
+      for (let k = Math.floor(pick() * 4); k >= 0; k--) {
+        const n = Math.floor(pick() * 45);
+        const made = randomObject(pick, n);
+        if (next.has(made.uri) && pick() < 0.35) next.delete(made.uri);
+        else next.set(made.uri, made);
+      }
+      objects = [...next.values()].sort((a, b) => (a.uri < b.uri ? -1 : 1));
+      live.update(objects);
+      const serialized = JSON.parse(JSON.stringify(live.toJSON())) as unknown;
+      const freshSerialized = buildSearchIndex(objects);
+      expect(meaning(serialized), `step ${step}`).toEqual(meaning(freshSerialized));
+      // Loaded as it is (not rebuilt because it does not hold the objects)…
+      const raw = MiniSearch.loadJS<IndexedDocument>(serialized as Parameters<typeof MiniSearch.loadJS>[0], MINISEARCH_OPTIONS);
+      expect(raw.documentCount).toBe(objects.length);
+      expect(objects.every((o) => raw.has(o.uri))).toBe(true);
+      // …it answers as the fresh one does.
+      const loaded = SearchIndex.load(serialized, objects);
+      const fresh = SearchIndex.load(freshSerialized, objects);
+      for (const query of queries) {
+        expect(loaded.search(query, { limit: 100 }), `step ${step}: ${query}`).toEqual(fresh.search(query, { limit: 100 }));
+        expect(loaded.search(query, { kind: 'rule', limit: 5 })).toEqual(fresh.search(query, { kind: 'rule', limit: 5 }));
+      }
+    }
+  });
+
+  it('touches only what changed, and starts from a serialized index that holds its objects', () => {
+    const live = LiveSearchIndex.load(buildSearchIndex(OBJECTS), OBJECTS);
+    expect(live.update(OBJECTS)).toBe(0);
+    const changed = OBJECTS.map((o) => (o.identity === 'notes' ? { ...o, content: 'now about snapshots' } : o));
+    expect(live.update(changed)).toBe(1);
+    expect(live.update(changed.slice(1))).toBe(1);
+    expect(SearchIndex.load(live.toJSON(), changed.slice(1)).search('snapshots', { limit: 5 })).toEqual(SearchIndex.build(changed.slice(1)).search('snapshots', { limit: 5 }));
+    // A stale start is rebuilt from the objects.
+    const fromStale = LiveSearchIndex.load(buildSearchIndex(OBJECTS.slice(0, 2)), OBJECTS);
+    expect(meaning(fromStale.toJSON())).toEqual(meaning(buildSearchIndex(OBJECTS)));
   });
 });
 
