@@ -4,13 +4,15 @@
  *   (no lease at all, and a lease left by a dead process);
  * - a live server: `--print` prints exactly `<url>/#token=<token>` of the lease, and the address
  *   opens the live page (GET / for a browser answers the page);
- * - with a display it hands the address to the system's opener (a stand-in `xdg-open` on PATH
- *   records what it was given); without one it prints the address and opens nothing;
+ * - with a display it hands the system's opener (a stand-in `xdg-open` on PATH records what it was
+ *   given) a file URL of a 0600 redirect page beside the lease, never the token itself; without
+ *   one it prints the address and opens nothing;
  * - from a subdirectory, and with --repo from elsewhere, it finds the same server;
  * - an argument it does not take is a usage error (exit 2).
  */
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/fixture-repo.js';
@@ -90,7 +92,13 @@ describe('majordomus open', () => {
     expect(opened.code).toBe(0);
     const address = `${server.url}/#token=${server.token}`;
     expect(opened.stdout).toBe(`${address}\n`);
-    expect(await waitFor(async () => (await readFile(record, 'utf8').catch(() => '')) || null, { what: 'the opener to run' })).toBe(`${address}\n`);
+    // The opener gets a file URL, never the token: command lines are readable by every local user.
+    const handed = await waitFor(async () => (await readFile(record, 'utf8').catch(() => '')) || null, { what: 'the opener to run' });
+    expect(handed).not.toContain(server.token);
+    const redirect = fileURLToPath(handed.trim());
+    expect(redirect).toBe(join(repo.root, '.ai/local/state/mcp/open.html'));
+    expect((await stat(redirect)).mode & 0o777).toBe(0o600);
+    expect(await readFile(redirect, 'utf8')).toContain(`<meta http-equiv="refresh" content="0;url=${address}">`);
 
     await writeFile(record, '');
     const printed = await runCli(['open', '--print'], { cwd: repo.root, env });

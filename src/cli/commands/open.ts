@@ -1,11 +1,15 @@
 /**
  * `majordomus open`: the live page of this checkout's server, with its token. Reads the lease
  * (the one place the token is written, readable by its owner only), checks that its server
- * answers, prints `<url>/#token=<token>` and hands it to the system's opener when a display is
- * there. The token travels in the fragment: a browser never sends a fragment to any server, and
- * the page removes it from the address bar at once.
+ * answers, prints `<url>/#token=<token>` and, when a display is there, has the system's opener
+ * show it. The token travels in the fragment: a browser never sends a fragment to any server, and
+ * the page removes it from the address bar at once. It never goes on a command line (any local
+ * user reads those in /proc): the opener gets a 0600 file beside the lease that redirects to it.
  */
 import { spawn } from 'node:child_process';
+import { chmod, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { MajordomusError, errorMessage, EXIT } from '../../errors.js';
 import { log } from '../../log.js';
 import { BIND_GRACE_MS, judgeLease, type Verdict } from '../../shared/election.js';
@@ -20,6 +24,29 @@ const BINDING_POLL_MS = 200;
 /** The page's address with the token in its fragment. */
 export function pageAddress(url: string, token: string): string {
   return `${url.replace(/\/+$/, '')}/#token=${encodeURIComponent(token)}`;
+}
+
+/** The redirect page handed to the opener: a file only this user can read, never the token on a command line. */
+export const REDIRECT_FILE = 'open.html';
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A page that sends the browser on to `address` at once (and offers a link if it does not). */
+export function redirectPage(address: string): string {
+  const href = escapeHtml(address);
+  return `<!doctype html>\n<meta charset="utf-8">\n<meta name="referrer" content="no-referrer">\n<meta http-equiv="refresh" content="0;url=${href}">\n<title>majordomus</title>\n<a href="${href}">Open the live page</a>\n`;
+}
+
+/** Writes the redirect page (0600, write then rename) in the lease's directory; answers its file URL. */
+async function writeRedirect(checkout: Checkout, address: string): Promise<string> {
+  const path = join(dirname(checkout.leasePath), REDIRECT_FILE);
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, redirectPage(address), { mode: 0o600 });
+  await chmod(temporary, 0o600);
+  await rename(temporary, path);
+  return pathToFileURL(path).href;
 }
 
 /** The system's opener for `platform`, or null when there is nowhere to show a page. */
@@ -50,9 +77,9 @@ async function liveServer(checkout: Checkout): Promise<Extract<Verdict, { kind: 
 }
 
 /** Starts the opener and leaves it (a browser outlives this command); false when it could not start. */
-function launch(opener: { command: string; args: string[] }, address: string): Promise<boolean> {
+function launch(opener: { command: string; args: string[] }, target: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const child = spawn(opener.command, [...opener.args, address], { detached: true, stdio: 'ignore' });
+    const child = spawn(opener.command, [...opener.args, target], { detached: true, stdio: 'ignore' });
     child.once('error', (error) => {
       log.warn(`cannot start ${opener.command} (${error.message}); open the address above yourself`);
       resolve(false);
@@ -78,6 +105,6 @@ export async function runOpen(args: ParsedArgs): Promise<number> {
     log.info('no display (DISPLAY, WAYLAND_DISPLAY): open the address above in a browser');
     return EXIT.ok;
   }
-  if (await launch(opener, address)) log.info(`opened the live page with ${opener.command}`);
+  if (await launch(opener, await writeRedirect(checkout, address))) log.info(`opened the live page with ${opener.command}`);
   return EXIT.ok;
 }
