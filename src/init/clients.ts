@@ -6,6 +6,7 @@
  * accepts (docs/INIT.md cites the sources).
  */
 import type { TomlEntry } from './toml-config.js';
+import { nestedUnder } from './text.js';
 
 /** Gemini CLI's request timeout for the server, in ms: 10 minutes, room for a first launch that builds. */
 export const GEMINI_TIMEOUT_MS = 600_000;
@@ -27,19 +28,14 @@ export type ClientConfig =
     }
   | { client: string; format: 'toml'; files: readonly string[]; path: readonly string[]; entry: TomlEntry };
 
-/** Nests `entry` under `path` (`['mcp', 'majordomus']` → `{mcp: {majordomus: entry}}`). */
-function nested(path: readonly string[], entry: unknown): Record<string, unknown> {
-  return path.reduceRight<Record<string, unknown>>((inner, key) => ({ [key]: inner }), entry as Record<string, unknown>);
-}
-
 /** The configurations, in the order `init` reports them. */
 export function clientConfigs(launcher: string): ClientConfig[] {
   const claude = { type: 'stdio', command: launcher, args: [], env: {} };
   const gemini = { command: launcher, args: [], timeout: GEMINI_TIMEOUT_MS };
   const opencode = { type: 'local', command: [launcher], enabled: true };
   return [
-    { client: 'Claude Code', format: 'json', files: ['.mcp.json'], path: ['mcpServers', 'majordomus'], entry: claude, fresh: nested(['mcpServers', 'majordomus'], claude) },
-    { client: 'Gemini CLI', format: 'json', files: ['.gemini/settings.json'], path: ['mcpServers', 'majordomus'], entry: gemini, fresh: nested(['mcpServers', 'majordomus'], gemini) },
+    { client: 'Claude Code', format: 'json', files: ['.mcp.json'], path: ['mcpServers', 'majordomus'], entry: claude, fresh: nestedUnder(['mcpServers', 'majordomus'], claude) },
+    { client: 'Gemini CLI', format: 'json', files: ['.gemini/settings.json'], path: ['mcpServers', 'majordomus'], entry: gemini, fresh: nestedUnder(['mcpServers', 'majordomus'], gemini) },
     {
       client: 'Codex',
       format: 'toml',
@@ -56,7 +52,7 @@ export function clientConfigs(launcher: string): ClientConfig[] {
       files: ['opencode.json', 'opencode.jsonc'],
       path: ['mcp', 'majordomus'],
       entry: opencode,
-      fresh: { $schema: 'https://opencode.ai/config.json', ...nested(['mcp', 'majordomus'], opencode) },
+      fresh: { $schema: 'https://opencode.ai/config.json', ...nestedUnder(['mcp', 'majordomus'], opencode) },
     },
   ];
 }

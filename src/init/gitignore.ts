@@ -2,6 +2,7 @@
  * Adds the layer's local half (`.ai/local/`: the lease, harness sessions, state) to the root
  * `.gitignore`, unless a line there already ignores exactly that directory.
  */
+import { lineEnding, withFinalNewline } from './text.js';
 
 /** The spellings of one line that ignore the directory `path` (relative to the root, no trailing slash). */
 function spellings(path: string): Set<string> {
@@ -14,7 +15,7 @@ export function mergeIgnoreLine(text: string | null, localPath: string): string 
   if (text === null) return `${line}\n`;
   const known = spellings(localPath);
   if (text.split(/\r?\n/).some((existing) => known.has(existing.trim()))) return text;
-  const eol = text.includes('\r\n') ? '\r\n' : '\n';
-  const ended = text === '' || text.endsWith('\n') ? text : `${text}${eol}`;
+  const eol = lineEnding(text);
+  const ended = withFinalNewline(text, eol);
   return `${ended}${line}${eol}`;
 }

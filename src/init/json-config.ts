@@ -8,8 +8,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { applyEdits, findNodeAtLocation, getNodeValue, parseTree, printParseErrorCode, type Edit, type Node, type ParseError } from 'jsonc-parser';
-import { MajordomusError } from '../errors.js';
 import { plainValue, type EntryMerge } from './merge.js';
+import { lineEnding, nestedUnder, unparsable } from './text.js';
 
 const PARSE_OPTIONS = { allowTrailingComma: true, disallowComments: false } as const;
 
@@ -19,10 +19,6 @@ function position(text: string, offset: number): string {
   return `line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`;
 }
 
-function unparsable(file: string, why: string): MajordomusError {
-  return new MajordomusError('MAJ_CONFIG_UNPARSABLE', `${file}: ${why}; nothing was written (fix the file, then run init again)`);
-}
-
 /** The file's indentation unit and line ending, so an inserted entry looks like its neighbours. */
 export interface JsonLayout {
   unit: string;
@@ -30,7 +26,7 @@ export interface JsonLayout {
 }
 
 export function detectLayout(text: string): JsonLayout {
-  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  const eol = lineEnding(text);
   const indented = /^([ \t]+)\S/m.exec(text)?.[1];
   if (indented?.startsWith('\t')) return { unit: '\t', eol };
   return { unit: ' '.repeat(indented?.length ?? 2), eol };
@@ -56,11 +52,6 @@ function startsLine(text: string, offset: number): boolean {
 /** `value` as JSON indented for a property whose line starts with `indent`. */
 function render(value: unknown, indent: string, layout: JsonLayout): string {
   return JSON.stringify(value, null, layout.unit).split('\n').join(`${layout.eol}${indent}`);
-}
-
-/** `{a: {b: value}}` for the path a, b. */
-function nested(path: readonly string[], value: unknown): unknown {
-  return path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value);
 }
 
 /**
@@ -124,7 +115,7 @@ export function mergeJsonEntry(file: string, text: string, path: readonly string
     let depth = path.length - 1;
     while (depth > 0 && findNodeAtLocation(tree, path.slice(0, depth)) === undefined) depth -= 1;
     const parent = depth === 0 ? tree : (findNodeAtLocation(tree, path.slice(0, depth)) as Node);
-    edits = insertProperty(text, parent, path[depth] as string, nested(path.slice(depth + 1), value), layout);
+    edits = insertProperty(text, parent, path[depth] as string, nestedUnder(path.slice(depth + 1), value), layout);
   }
   const merged = applyEdits(text, edits);
   const check: ParseError[] = [];

@@ -7,22 +7,18 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { parse, type TomlPrimitive, type TomlTable } from 'smol-toml';
-import { MajordomusError } from '../errors.js';
 import { plainValue, type EntryMerge } from './merge.js';
+import { lineEnding, unparsable, withFinalNewline } from './text.js';
 
 /** The values `init` writes: strings, numbers, booleans and arrays of strings. */
 export type TomlEntry = Readonly<Record<string, string | number | boolean | readonly string[]>>;
-
-function refuse(file: string, why: string): MajordomusError {
-  return new MajordomusError('MAJ_CONFIG_UNPARSABLE', `${file}: ${why}; nothing was written (fix the file, then run init again)`);
-}
 
 function parseToml(file: string, text: string): TomlTable {
   try {
     return plainValue(parse(text)) as TomlTable;
   } catch (error) {
     const first = (error instanceof Error ? error.message : String(error)).split('\n')[0];
-    throw refuse(file, `not valid TOML: ${first}`);
+    throw unparsable(file, `not valid TOML: ${first}`);
   }
 }
 
@@ -119,17 +115,17 @@ export function mergeTomlTable(file: string, text: string, path: readonly string
   const conflict = current === undefined ? null : `[${path.join('.')}] is already ${JSON.stringify(current)}`;
   if (conflict !== null && !force) return { text, conflict };
 
-  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  const eol = lineEnding(text);
   const table = renderTomlTable(path, entry, eol);
   let edited: string;
   if (current === undefined) {
-    const ended = text === '' || text.endsWith('\n') ? text : `${text}${eol}`;
+    const ended = withFinalNewline(text, eol);
     const gap = ended === '' || ended.endsWith(`${eol}${eol}`) ? '' : eol;
     edited = `${ended}${gap}${table}`;
   } else {
     const lines = text.split('\n');
     const block = tableBlock(lines, path);
-    if (block === null) throw refuse(file, `[${path.join('.')}] is not written as a table of its own, so init cannot replace it safely; replace it by hand`);
+    if (block === null) throw unparsable(file, `[${path.join('.')}] is not written as a table of its own, so init cannot replace it safely; replace it by hand`);
     const replaced = table.replace(/\r?\n$/, '').split('\n');
     edited = [...lines.slice(0, block.start), ...replaced, ...lines.slice(block.end)].join('\n');
   }
@@ -140,7 +136,7 @@ export function mergeTomlTable(file: string, text: string, path: readonly string
     check = null;
   }
   if (check === null || !isDeepStrictEqual(check, wanted)) {
-    throw refuse(file, `adding [${path.join('.')}] as text would not give the intended document (is "${path.slice(0, -1).join('.')}" an inline table?); add it by hand`);
+    throw unparsable(file, `adding [${path.join('.')}] as text would not give the intended document (is "${path.slice(0, -1).join('.')}" an inline table?); add it by hand`);
   }
   return { text: edited, conflict };
 }
