@@ -16,6 +16,7 @@ import { buildRegistry } from '../src/registry/registry.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { serveRpc, type RpcServed } from '../src/threads/rpc.js';
 import { decodeSnapshot, snapshotView } from '../src/threads/snapshot.js';
+import type { LayerView } from '../src/layer/view.js';
 import { pageHarnessState } from '../src/page/harness-state.js';
 import { CHANGE_STREAM, NOTICE_STREAM, PROGRESS_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../src/threads/types.js';
 import { yieldToMainThread } from './priority.js';
@@ -24,9 +25,12 @@ const data = workerData as HarnessWorkerData;
 // Agents inherit this thread's priority: they yield the CPU to the owner's own client too.
 yieldToMainThread(data.nice);
 
-const content = decodeSnapshot(data.snapshot);
-const layer = snapshotView(content);
-let generation = content.generation;
+// The first generation, until the harness and the runtime hold it: a later one must not keep it alive.
+let first: { layer: LayerView; generation: number } | null = (() => {
+  const content = decodeSnapshot(data.snapshot);
+  return { layer: snapshotView(content), generation: content.generation };
+})();
+let generation = first.generation;
 /** The main thread's subscriptions to notices (one while it runs). */
 const subscribers = new Set<(notice: PeerNotice) => void>();
 /** The live page needs no more than this many change events a second (see `changes`). */
@@ -35,8 +39,8 @@ const CHANGE_INTERVAL_MS = 10;
 const watchers = new Set<(session: string) => void>();
 let tasks: TaskBoard | null = null;
 const harness = new Harness({
-  root: content.index.root,
-  layer,
+  root: first.layer.index.root,
+  layer: first.layer,
   store: new SessionStore(data.harnessDir),
   depth: data.depth,
   onChange: (session) => watchers.forEach((tell) => tell(session)),
@@ -45,14 +49,15 @@ const harness = new Harness({
 tasks = new TaskBoard({ harness, notify: (notice) => subscribers.forEach((deliver) => deliver(notice)) });
 const runtime = new Runtime({
   registry: buildRegistry(BUILTIN_CAPABILITIES),
-  layer,
-  generation,
+  layer: first.layer,
+  generation: first.generation,
   board: null,
   harness,
   tasks,
   url: () => null,
   faultCapability: data.faultCapability,
 });
+first = null;
 
 let stopped: Promise<void> | null = null;
 let endSubscriptions = (): void => {};

@@ -16,19 +16,26 @@ import { RebuildScheduler } from '../src/layer/rebuild-scheduler.js';
 import { LiveSearchIndex } from '../src/layer/search.js';
 import { gitWatchFiles, layerTrees, LayerWatcher } from '../src/layer/watch.js';
 import { decodeSnapshot, layerSnapshot } from '../src/threads/snapshot.js';
+import type { LayerIndex } from '../src/layer/types.js';
 import type { LayerBuildMessage, LayerBuildWorkerData } from '../src/threads/types.js';
+import { errorMessage } from '../src/errors.js';
 import { yieldToMainThread } from './priority.js';
 
 const data = workerData as LayerBuildWorkerData;
 yieldToMainThread(data.nice);
 
-const first = decodeSnapshot(data.snapshot);
-let serving = first.index;
-let generation = first.generation;
 // Kept from one build to the next so that a reload costs what changed: what each file made (the
 // first build parses everything), and the search index, updated with the objects that changed.
+// Nothing else of the first snapshot is held: a later generation must not keep it alive.
+let serving: LayerIndex;
+let generation: number;
+const { version, capabilities, search } = (() => {
+  const first = decodeSnapshot(data.snapshot);
+  serving = first.index;
+  generation = first.generation;
+  return { version: first.version, capabilities: first.capabilities, search: LiveSearchIndex.load(first.search, first.index.objects) };
+})();
 const parsed = new ParsedFiles();
-const search = LiveSearchIndex.load(first.search, serving.objects);
 const post = (message: LayerBuildMessage): void => parentPort?.postMessage(message);
 
 const scheduler = new RebuildScheduler({
@@ -36,25 +43,32 @@ const scheduler = new RebuildScheduler({
   maxWaitMs: data.maxWaitMs,
   build: async () => {
     const started = performance.now();
-    const rebuilt = await rebuildLayer(serving, data.discovery, parsed);
-    if (sameLayer(serving, rebuilt.index, rebuilt.changed)) {
-      post({ type: 'unchanged', ms: Math.round(performance.now() - started) });
-      return;
+    try {
+      const rebuilt = await rebuildLayer(serving, data.discovery, parsed);
+      if (sameLayer(serving, rebuilt.index, rebuilt.changed)) {
+        post({ type: 'unchanged', ms: Math.round(performance.now() - started) });
+        return;
+      }
+      search.update(rebuilt.index.objects);
+      const snapshot = layerSnapshot({ version, generation: generation + 1, index: rebuilt.index, capabilities, search: search.toJSON() });
+      // Only a generation posted becomes the one the next build compares with.
+      serving = rebuilt.index;
+      generation += 1;
+      post({
+        type: 'generation',
+        generation,
+        snapshot,
+        changed: rebuilt.changed,
+        failed: rebuilt.failed,
+        objects: serving.objects.length,
+        diagnostics: serving.diagnostics.length,
+        ms: Math.round(performance.now() - started),
+      });
+    } catch (error) {
+      // The serving generation stays; the search index is brought back to it.
+      search.update(serving.objects);
+      post({ type: 'error', reason: errorMessage(error) });
     }
-    serving = rebuilt.index;
-    generation += 1;
-    search.update(serving.objects);
-    const snapshot = layerSnapshot({ version: first.version, generation, index: serving, capabilities: first.capabilities, search: search.toJSON() });
-    post({
-      type: 'generation',
-      generation,
-      snapshot,
-      changed: rebuilt.changed,
-      failed: rebuilt.failed,
-      objects: serving.objects.length,
-      diagnostics: serving.diagnostics.length,
-      ms: Math.round(performance.now() - started),
-    });
   },
 });
 

@@ -14,15 +14,16 @@ import { yieldToMainThread } from './priority.js';
 const data = workerData as PoolWorkerData;
 yieldToMainThread(data.nice);
 
-const first = decodeSnapshot(data.snapshot);
-const runtime = new Runtime({
-  registry: buildRegistry(BUILTIN_CAPABILITIES),
-  layer: snapshotView(first),
-  generation: first.generation,
-  board: null,
-  url: () => null,
-  faultCapability: data.faultCapability,
-});
+// Decoded in a function so that nothing but the runtime holds the first generation.
+const runtime = ((first) =>
+  new Runtime({
+    registry: buildRegistry(BUILTIN_CAPABILITIES),
+    layer: snapshotView(first),
+    generation: first.generation,
+    board: null,
+    url: () => null,
+    faultCapability: data.faultCapability,
+  }))(decodeSnapshot(data.snapshot));
 
 /**
  * Runs one batch of calls (see src/http/batcher.ts) over its generation, or a newer one this thread

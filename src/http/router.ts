@@ -57,8 +57,8 @@ export interface RouterServices {
   /** How many peers are attached (a copy the main thread keeps current). */
   peerCount(): number;
   leaseholder(): boolean;
-  /** The layer generation this thread serves (1 at start, +1 per reload); absent: 1. */
-  generation?(): number;
+  /** The layer generation this thread serves (1 at start, +1 per reload). */
+  generation(): number;
   baseUrl(): string;
   /**
    * The model gateway (src/gateway/): OpenAI's wire, not ours, so its paths bypass the capability
@@ -134,7 +134,7 @@ export function createRouter(services: RouterServices): Router {
       version: services.version,
       repository_id: services.repositoryId,
       leaseholder: services.leaseholder(),
-      generation: services.generation?.() ?? 1,
+      generation: services.generation(),
       // Whether the request carried this server's token: how a lease's probe knows it reached
       // the server that wrote the lease.
       authorized: authorized(request),

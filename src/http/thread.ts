@@ -11,9 +11,7 @@ import { onExit } from '../runtime/exit-hooks.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { settings } from '../settings.js';
 import { rpcClient, serveRpc, type RpcServed } from '../threads/rpc.js';
-import { layerSnapshot } from '../threads/snapshot.js';
 import { HTTP_CONTROL_METHODS, PROGRESS_STREAM, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../threads/types.js';
-import { VERSION } from '../version.js';
 import { pageHostState } from '../page/host-state.js';
 import type { PageTopic } from '../page/state.js';
 
@@ -58,7 +56,7 @@ export interface HttpThread {
 }
 
 /** What the main thread serves the HTTP thread, over its runtime. */
-export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstructions' | 'leave' | 'board' | 'instructions' | 'layer' | 'coordination'>): RpcServed<HostControl> {
+export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstructions' | 'leave' | 'board' | 'instructions' | 'layer' | 'generation' | 'coordination'>): RpcServed<HostControl> {
   return {
     // The call's scope becomes its CallContext: progress goes back as events (when the caller
     // listens), a cancel aborts it.
@@ -81,19 +79,8 @@ export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstruct
   };
 }
 
-/** The serving generation's layer and the catalog, as every other thread of this server decodes them. */
-export function snapshotOf(runtime: Runtime): SharedArrayBuffer {
-  return layerSnapshot({
-    version: VERSION,
-    generation: runtime.generation,
-    index: runtime.layer.index,
-    capabilities: runtime.registry.catalog.entries,
-    search: runtime.layer.searchIndex(),
-  });
-}
-
 export async function startHttpThread(runtime: Runtime, options: HttpThreadOptions): Promise<HttpThread> {
-  const snapshot = options.snapshot ?? snapshotOf(runtime);
+  const snapshot = options.snapshot ?? runtime.snapshot();
   const hostChannel = new MessageChannel();
   const controlChannel = new MessageChannel();
   serveRpc<HostControl>(hostChannel.port1, hostControl(runtime));

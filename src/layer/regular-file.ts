@@ -57,7 +57,8 @@ export async function openedPath(handle: FileHandle): Promise<string | undefined
 /**
  * `readBounded` for a descriptor, synchronously: a build reads thousands of small files, and
  * each asynchronous step is a round trip through libuv's thread pool that costs far more than the
- * read itself (docs/PERFORMANCE.md, "Reload"). Only for callers off the main thread's serving path.
+ * read itself (docs/PERFORMANCE.md, "Reload"). The build worker uses it; so do the start-up build and a
+ * takeover's, on the main thread before it serves (the build yields every few dozen files).
  */
 export function readBoundedSync(fd: number, expected: number, limit: number): Buffer | undefined {
   let buffer = Buffer.allocUnsafe(Math.min(expected, limit) + 1);

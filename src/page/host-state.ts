@@ -9,22 +9,14 @@ import { conflictPairs, PAGE_LIMITS, type PageHostState } from './state.js';
 
 const STARTED_AT = new Date(Date.now() - process.uptime() * 1000).toISOString();
 
-/**
- * The layer's generation. A runtime that swaps generations answers its own (`runtime.generation`);
- * one that does not has served one build since it started: generation 1.
- */
-export function generationOf(runtime: object): number {
-  const generation = (runtime as { generation?: unknown }).generation;
-  return typeof generation === 'number' && Number.isInteger(generation) && generation > 0 ? generation : 1;
-}
-
-export function pageHostState(runtime: Pick<Runtime, 'layer' | 'board' | 'coordination'>): PageHostState {
+/** The main thread's part of the live page, read now. */
+export function pageHostState(runtime: Pick<Runtime, 'layer' | 'generation' | 'board' | 'coordination'>): PageHostState {
   const index = runtime.layer.index;
   const coordination = runtime.coordination;
   const claims = coordination?.claims() ?? [];
   const inbox = coordination?.inbox(null, { unread: false, limit: PAGE_LIMITS.inbox }) ?? { you: OVERSEER, unread: 0, messages: [] };
   return {
-    generation: generationOf(runtime),
+    generation: runtime.generation,
     objects: index.objects.length,
     diagnostics: index.diagnostics.slice(0, PAGE_LIMITS.diagnostics).map(({ severity, code, path, message }) => ({ severity, code, path, message })),
     diagnosticCount: index.diagnostics.length,

@@ -8,8 +8,6 @@ import type { McpSession } from '../mcp/session.js';
 import { Coordination } from '../coordination/coordination.js';
 import { PeerBoard } from '../peers/board.js';
 import { settings } from '../settings.js';
-import { layerSnapshot } from '../threads/snapshot.js';
-import { VERSION } from '../version.js';
 import { startFreshness } from './freshness.js';
 import type { Loaded } from './load.js';
 import { Runtime } from './runtime.js';
@@ -21,13 +19,7 @@ export function aloneSession(loaded: Loaded, preferredPeerId: string | null = nu
   const session = localSession(runtime, preferredPeerId);
   // The worker ends with the process (an exit hook); it never keeps it alive.
   startFreshness({
-    snapshot: layerSnapshot({
-      version: VERSION,
-      generation: runtime.generation,
-      index: runtime.layer.index,
-      capabilities: runtime.registry.catalog.entries,
-      search: runtime.layer.searchIndex(),
-    }),
+    snapshot: runtime.snapshot(),
     discovery: runtime.layer.index.discovery,
     onGeneration: (next) => {
       runtime.useGeneration(next.generation, next.layer);

@@ -72,6 +72,8 @@ export function startFreshness(options: FreshnessOptions): LayerFreshness {
       log.debug(`layer: watching ${message.directories} directories for changes`);
     } else if (message.type === 'unchanged') {
       log.debug(`layer: rebuilt in ${message.ms} ms, nothing changed`);
+    } else if (message.type === 'error') {
+      log.error(`layer: a rebuild failed (the serving generation stays; the next edit tries again): ${message.reason}`);
     } else {
       swaps = swaps.then(async () => {
         if (stopped) return;

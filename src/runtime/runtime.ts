@@ -13,7 +13,9 @@ import type { ContextByReads } from '../registry/descriptor.js';
 import { execute, parseInput, type Registry } from '../registry/registry.js';
 import type { HarnessAccess } from '../harness/table.js';
 import type { TaskAccess } from '../tasks/board.js';
+import { layerSnapshot } from '../threads/snapshot.js';
 import type { CallContext, CallOutcome } from '../threads/types.js';
+import { VERSION } from '../version.js';
 
 export interface RuntimeOptions {
   registry: Registry;
@@ -130,6 +132,17 @@ export class Runtime {
       if (error instanceof CapabilityError) return { ok: false, code: error.code, message: error.message };
       return { ok: false, code: 'internal', message: errorMessage(error) };
     }
+  }
+
+  /** The serving generation as every other thread of this server decodes it (a `SharedArrayBuffer`). */
+  snapshot(): SharedArrayBuffer {
+    return layerSnapshot({
+      version: VERSION,
+      generation: this.generation,
+      index: this.layer.index,
+      capabilities: this.registry.catalog.entries,
+      search: this.layer.searchIndex(),
+    });
   }
 
   instructions(peerId: string): string {

@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import type { Loaded } from '../runtime/load.js';
 import { Runtime } from '../runtime/runtime.js';
 import { settings } from '../settings.js';
-import { snapshotOf, startHttpThread, type HttpThread } from '../http/thread.js';
+import { startHttpThread, type HttpThread } from '../http/thread.js';
 import { startHarnessThread, type HarnessThread } from '../harness/thread.js';
 import { startFreshness, type Generation, type LayerFreshness } from '../runtime/freshness.js';
 import { dirname, join } from 'node:path';
@@ -136,7 +136,7 @@ export class Owner {
     if (!isLoopbackHost(options.host)) {
       log.warn(`${options.host} is not a loopback address: other machines can reach this server (Host and Origin must still name it by IP; every request needs the token)`);
     }
-    const snapshot = snapshotOf(runtime);
+    const snapshot = runtime.snapshot();
     // The session table of the checkout: `<local>/state/harness`, beside the lease's directory.
     const harnessDir = join(dirname(dirname(checkout.leasePath)), 'harness');
     try {
@@ -239,7 +239,8 @@ export class Owner {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#stopWatching();
-      await this.#freshness?.stop();
+      // No new generation is served from here on; a swap under way finishes after the lease is gone.
+      const freshnessStopped = this.#freshness?.stop();
       // The lease goes first, from this thread: stopping the HTTP thread can take a while on a
       // busy machine (it runs at a lower priority), and a client that kills us meanwhile must not
       // leave a lease behind. Then new sessions are refused (409 lease_lost: a client arriving
@@ -247,6 +248,7 @@ export class Owner {
       await this.#leaseWrites;
       await this.#handOffIfPeersRemain();
       this.releaseLease();
+      await freshnessStopped;
       await this.#boardFile.remove();
       this.runtime.coordination?.close();
       await this.#http.setLeaseholder(false);
@@ -276,7 +278,7 @@ export class Owner {
   /** The HTTP thread died: nobody can reach this server, so give the checkout back. */
   threadDied(why: string): void {
     if (this.#closing) return;
-    log.error(`the HTTP thread ended unexpectedly (${why}); releasing the lease and serving this client alone`);
+    log.error(`the HTTP thread ended unexpectedly (${why}); releasing the lease and serving this client alone (the layer is no longer refreshed)`);
     this.#stopWatching();
     void this.#freshness?.stop();
     this.releaseLease();

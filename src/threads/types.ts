@@ -218,4 +218,6 @@ export type LayerBuildMessage =
       diagnostics: number;
       ms: number;
     }
-  | { type: 'unchanged'; ms: number };
+  | { type: 'unchanged'; ms: number }
+  /** A build that threw (the serving generation stays). */
+  | { type: 'error'; reason: string };
