@@ -1,6 +1,6 @@
 #!/bin/sh
 # What the test suite needs besides Node and node_modules, checked before `npm test` builds:
-#   chromium  /usr/bin/chromium, the browser the Swagger UI test drives (tests/blackbox/swagger.test.ts)
+#   chromium  /usr/bin/chromium, the browser the Swagger UI and live page tests drive (tests/blackbox/swagger.test.ts, page.test.ts)
 #   git       the fixtures are git repositories (tests/helpers/fixture-repo.ts)
 #   python3   the Codex configuration is parsed with Python's tomllib (tests/blackbox/launcher.test.ts)
 #   setpriv   (util-linux) the harness's parent-death guard on agents (tests/blackbox/harness-orphans.test.ts)

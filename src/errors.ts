@@ -62,7 +62,7 @@ export const WIRE_ERRORS = {
   not_found: { status: 404, summary: 'No route, object or capability by that name.' },
   session_not_found: { status: 404, summary: 'The Mcp-Session-Id is unknown or expired.' },
   method_not_allowed: { status: 405, summary: 'The route exists but not for this method.' },
-  not_acceptable: { status: 406, summary: 'GET /mcp was sent without Accept: text/event-stream (it only opens an event stream).' },
+  not_acceptable: { status: 406, summary: 'A stream was asked for without saying so: GET /mcp without Accept: text/event-stream, or GET /live without a WebSocket upgrade.' },
   lease_lost: { status: 409, summary: 'This server no longer holds the lease and takes no new sessions.' },
   conflict: { status: 409, summary: 'The claim overlaps another live peer\'s claim and one of them is exclusive; the message names the peer, its intent and the paths (pass proceed: true to claim anyway).' },
   too_large: { status: 413, summary: 'The body is larger than 1 MiB.' },

@@ -163,7 +163,7 @@ async function turnWithMajordomus(agent: DrivableAgent, cwd: string): Promise<{ 
 
 /** The server a client started through the launcher has ended and removed its lease. */
 async function serverEnded(): Promise<void> {
-  await waitFor(() => !existsSync(join(root(), LEASE_DIRECTORY, 'server.json')), { timeoutMs: 30_000, what: 'the lease to be removed' });
+  await waitFor(() => !existsSync(join(root(), LEASE_DIRECTORY, 'server.json')), { timeoutMs: 90_000, what: 'the lease to be removed' });
 }
 
 async function trackedChanges(): Promise<string> {

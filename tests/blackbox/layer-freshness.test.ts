@@ -106,6 +106,9 @@ describe('the layer stays fresh', () => {
     await writeFile(join(repo.root, RULE_FILE), FIXED);
     await waitForNotice(owner, LIST_CHANGED);
     const fixed = await infoVia(owner.client);
+    // Generations reach the owner's session in order: had the broken one said the list changed,
+    // its notice would have come before this one.
+    expect(noticesOf(owner, LIST_CHANGED)).toHaveLength(1);
     expect(fixed).toMatchObject({ generation: 3, state: 'ok', diagnostics: [] });
     expect(await resourceText(owner.client, RULE_URI)).toBe(FIXED);
     expect(await restContent(repo.root, RULE_URI)).toBe(FIXED);
@@ -147,9 +150,13 @@ describe('the layer stays fresh', () => {
     await mkdir(join(repo.root, '.ai/local/scratch/deep'), { recursive: true });
     for (let i = 0; i < 5; i += 1) await writeFile(join(repo.root, `.ai/local/scratch/deep/note-${i}.md`), `# note ${i}\n`);
     await writeFile(join(repo.root, '.ai/local/scratch/rules.md'), '# not a rule\n');
+    // Far longer than the 50 ms quiet window: a rebuild the local writes set off would be a build
+    // of its own, and a second "nothing changed" line below.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     // A file under .ai/ that is no layer file: watched, rebuilt, nothing changes.
     await writeFile(join(repo.root, '.ai/NOTES.txt'), 'scratch\n');
     await waitFor(() => matches(owner.stderr(), NOTHING_CHANGED) >= 1, { what: 'the rebuild of .ai/NOTES.txt' });
+    expect(matches(owner.stderr(), NOTHING_CHANGED)).toBe(1);
     expect(matches(owner.stderr(), RELOADED)).toBe(0);
     expect((await infoVia(owner.client)).generation).toBe(1);
     expect(noticesOf(owner, LIST_CHANGED)).toEqual([]);

@@ -33,6 +33,8 @@ import { rawRequest, startServe, type ServeProcess } from '../helpers/serve.js';
 import { ATTACHED, peersVia, Scene, SHARED_LAYER, waitForLease, waitForLog } from '../helpers/shared.js';
 import { isAlive, waitFor } from '../helpers/wait.js';
 
+/** A peer's intent that would run a script if the page ever parsed it as HTML. */
+const MARKUP = '<img src=x onerror="window.pwned=true">';
 const CHROMIUM = '/usr/bin/chromium';
 const LAUNCH_ARGS = [
   '--headless',
@@ -128,7 +130,7 @@ describe('the live page', () => {
     const alpha = await joinPeer(scene, repo.root, 'alpha');
     await waitForLease(repo.root);
     const beta = await joinPeer(scene, repo.root, 'beta');
-    await answer(alpha.client, 'announce', { intent: 'refactoring the answer', paths: ['src/index.ts'] });
+    await answer(alpha.client, 'announce', { intent: `refactoring the answer ${MARKUP}`, paths: ['src/index.ts'] });
     await answer(alpha.client, 'claim', { paths: ['src/index.ts'], intent: 'change the answer', exclusive: true });
     await answer(beta.client, 'claim', { paths: ['src/'], intent: 'rename the sources', exclusive: true, proceed: true });
 
@@ -149,6 +151,10 @@ describe('the live page', () => {
     await peers.locator(`[data-peer="${beta.id}"]`).waitFor({ timeout: SEEN_MS });
     await expect.poll(() => peers.locator(`[data-peer="${alpha.id}"]`).textContent(), { timeout: SEEN_MS }).toContain('refactoring the answer');
     expect(await peers.locator(`[data-peer="${beta.id}"]`).textContent()).toContain('beta');
+    // What a peer wrote is text on the page, never markup: no element made, no script run.
+    expect(await peers.locator(`[data-peer="${alpha.id}"]`).textContent()).toContain(MARKUP);
+    expect(await page.locator('#peer-list img').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { pwned?: boolean }).pwned)).toBeUndefined();
 
     const conflict = page.locator('#conflict-list li.conflict');
     await conflict.first().waitFor({ timeout: SEEN_MS });

@@ -97,14 +97,15 @@ describe('the live feed', () => {
     setPeers(3);
     for (let i = 0; i < 20; i += 1) feed.changed('host');
     await waitFor(() => socket.frames.length === 2 || null, { what: 'one update' });
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    expect(socket.frames).toHaveLength(2);
     expect(socket.frames[1]).toMatchObject({ type: 'update', host: { peers: [{ id: 'p1' }, { id: 'p2' }, { id: 'p3' }] } });
     expect(socket.frames[1]).not.toHaveProperty('harness');
-    expect(calls).toEqual({ host: 2, harness: 1 });
+    // The harness change is built after the burst's build (builds are spaced): had the burst made a
+    // second host update, it would come before this one.
     feed.changed('harness');
-    await waitFor(() => socket.frames.length === 3 || null, { what: 'the harness update' });
+    await waitFor(() => socket.frames.some((frame) => 'harness' in (frame as object) && (frame as { type: string }).type === 'update') || null, { what: 'the harness update' });
+    expect(socket.frames).toHaveLength(3);
     expect(Object.keys(socket.frames[2] as object).sort()).toEqual(['harness', 'type']);
+    expect(calls).toEqual({ host: 2, harness: 2 });
   });
 
   it('builds nothing while no page has said hello', async () => {
@@ -114,7 +115,8 @@ describe('the live feed', () => {
     feed.open(socket);
     feed.changed('host');
     feed.changed('harness');
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // Longer than a coalesced build would take (coalesce 10 ms): nothing may have been built.
+    await new Promise((resolve) => setTimeout(resolve, 100));
     expect(calls).toEqual({ host: 0, harness: 0 });
     expect(socket.frames).toEqual([]);
   });
@@ -139,7 +141,7 @@ describe('the live feed', () => {
   });
 
   it('skips a backed-up page and sends it the whole state once it drains', async () => {
-    const { feed } = setup();
+    const { feed, calls } = setup();
     feeds.push(feed);
     const socket = new Recorder();
     const connection = feed.open(socket);
@@ -147,7 +149,8 @@ describe('the live feed', () => {
     await waitFor(() => socket.frames.length === 1 || null, { what: 'the whole state' });
     socket.buffered = 2 * 1024 * 1024;
     feed.changed('host');
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await waitFor(() => calls.host === 2 || null, { what: 'the update to be built' });
+    await new Promise((resolve) => setImmediate(resolve));
     expect(socket.frames).toHaveLength(1);
     socket.buffered = 0;
     connection.drained();
