@@ -4,7 +4,7 @@
  * was really opened. The callers lstat first and turn each refusal into their own message.
  */
 import { constants, readlinkSync, readSync } from 'node:fs';
-import { readlink, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 
 // O_NOFOLLOW closes the race between lstat and open on the last component; O_NONBLOCK keeps a
 // FIFO swapped in after lstat from hanging the open.
@@ -41,20 +41,6 @@ export async function readBounded(handle: FileHandle, expected: number, limit: n
 }
 
 /**
- * The real path of the file behind `handle`, as the kernel knows it (Linux: /proc/self/fd), or
- * undefined where that cannot be asked. O_NOFOLLOW guards only the last component; this closes
- * the race on the directories above it (one replaced by a link between the check and the open).
- */
-export async function openedPath(handle: FileHandle): Promise<string | undefined> {
-  if (process.platform !== 'linux') return undefined;
-  try {
-    return await readlink(`/proc/self/fd/${handle.fd}`);
-  } catch {
-    return undefined; // No /proc (a minimal container): the component check stands alone.
-  }
-}
-
-/**
  * `readBounded` for a descriptor, synchronously: a build reads thousands of small files, and
  * each asynchronous step is a round trip through libuv's thread pool that costs far more than the
  * read itself (docs/PERFORMANCE.md, "Reload"). The build worker uses it; so do the start-up build and a
@@ -77,7 +63,11 @@ export function readBoundedSync(fd: number, expected: number, limit: number): Bu
   return length > limit ? undefined : buffer.subarray(0, length);
 }
 
-/** `openedPath` for a descriptor, synchronously. */
+/**
+ * The real path of the file behind `fd`, as the kernel knows it (Linux: /proc/self/fd), or
+ * undefined where that cannot be asked. O_NOFOLLOW guards only the last component; this closes
+ * the race on the directories above it (one replaced by a link between the check and the open).
+ */
 export function openedPathSync(fd: number): string | undefined {
   if (process.platform !== 'linux') return undefined;
   try {

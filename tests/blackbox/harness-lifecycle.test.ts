@@ -203,17 +203,18 @@ describe('harness sessions through the owner\'s stdio client', () => {
       prompt: 'answer:one',
       cwd: 'src',
       with_config: { model: 'm2', mode: 'plan' },
-      args: ['--api-key', 'sk-secret', '--token=abc'],
+      // Secrets that cannot occur in a session id or a path (a random UUID may hold any hex run).
+      args: ['--api-key', 'sk-secret', '--token=quiet-value'],
       wait: true,
     });
     expect(first.sessionInfo).toMatchObject({ cwd: 'src', model: 'm2', mode: 'plan' });
     expect(first.sessionInfo.argv).toEqual(expect.arrayContaining(['--append-system-prompt', 'be brief', '--api-key', '[redacted]', '--token=[redacted]']));
-    expect(JSON.stringify(first)).not.toMatch(/sk-secret|abc/);
+    expect(JSON.stringify(first)).not.toMatch(/sk-secret|quiet-value/);
     await answer(owner.client, 'session_send', { session: first.session, prompt: 'answer:two', wait: true });
     const [turn1, turn2] = await waitForInvocations(log, 2);
     for (const turn of [turn1, turn2]) {
       expect(turn).toMatchObject({ cwd: join(repo.root, 'src'), model: 'm2', mode: 'plan' });
-      expect(turn?.argv).toEqual(expect.arrayContaining(['--append-system-prompt', 'be brief', '--api-key', 'sk-secret', '--token=abc']));
+      expect(turn?.argv).toEqual(expect.arrayContaining(['--append-system-prompt', 'be brief', '--api-key', 'sk-secret', '--token=quiet-value']));
     }
 
     // A send the agent's CLI cannot take is refused, and the session's launch stays as it was.

@@ -22,6 +22,8 @@
  * A missing /usr/bin/chromium fails the suite with a clear message (CI installs it): never a skip.
  */
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -32,21 +34,10 @@ import { answer, harnessFiles } from '../helpers/harness.js';
 import { rawRequest, startServe, type ServeProcess } from '../helpers/serve.js';
 import { ATTACHED, peersVia, Scene, SHARED_LAYER, waitForLease, waitForLog } from '../helpers/shared.js';
 import { isAlive, waitFor } from '../helpers/wait.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 
 /** A peer's intent that would run a script if the page ever parsed it as HTML. */
-const MARKUP = '<img src=x onerror="window.pwned=true">';
-const CHROMIUM = '/usr/bin/chromium';
-const LAUNCH_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-quic',
-];
-// What the functions run in the page (page.evaluate) use of the browser's globals; declared here,
+const MARKUP = '<img src=x onerror="window.pwned=true">';// What the functions run in the page (page.evaluate) use of the browser's globals; declared here,
 // in this module only, instead of bringing the DOM library into every file's type-check.
 interface PageElement {
   id: string;
@@ -107,7 +98,7 @@ describe('the live page', () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the live page test needs Debian's chromium (apt-get install chromium)`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS, timeout: 60_000 });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 60_000 });
   }, 120_000);
 
   afterEach(async () => {
@@ -178,6 +169,13 @@ describe('the live page', () => {
     // A peer writes to the overseer: the page's inbox shows it.
     await answer(beta.client, 'send_message', { to: ['overseer'], body: 'Understood, waiting.' });
     await expect.poll(() => page.locator('#inbox-list').textContent(), { timeout: SEEN_MS }).toContain('Understood, waiting.');
+
+    // A broken edit of the layer: the server panel shows the next generation and its diagnostic.
+    await writeFile(join(repo.root, '.ai/repo/rules/testing.md'), '---\ntitle: [unclosed\n---\n# Test behaviour\n');
+    await expect.poll(() => page.locator('#diagnostics').textContent(), { timeout: SEEN_MS }).toContain('malformed_yaml');
+    expect(await page.locator('#diagnostics').textContent()).toContain('.ai/repo/rules/testing.md');
+    expect(await page.locator('#server-facts').textContent()).toMatch(/Layer generation\s*2/);
+    await scene.rebaselineAll(); // the edit above is the test's own
 
     expect(seen.navigations(), 'the page was never reloaded').toBe(1);
     expect(seen.problems).toEqual([]);

@@ -15,18 +15,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest } from '../helpers/serve.js';
 import { serveFixture, type Served } from './http-fixture.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const LAUNCH_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-quic',
-];
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 const RENDER_TIMEOUT_MS = 45_000;
 
 describe('Swagger UI at /docs', () => {
@@ -39,7 +28,7 @@ describe('Swagger UI at /docs', () => {
       throw new Error(`${CHROMIUM} is missing: the Swagger UI test needs Debian's chromium (apt-get install chromium)`);
     }
     served = await serveFixture();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS, timeout: 60_000 });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 60_000 });
   }, 120_000);
 
   afterEach(async () => {

@@ -15,6 +15,7 @@
 import { describe, expect, it } from 'vitest';
 import { blocksOf, cap, compact, conversationProblem, estimateTokens, renderForSummary, SUMMARY_HEADING, type CompactionOptions } from '../../../src/executor/compaction.js';
 import type { AssistantMessage, ChatMessage } from '../../../src/executor/messages.js';
+import { seeded } from '../../helpers/seeded.js';
 
 const system: ChatMessage = { role: 'system', content: 'sys' };
 const user = (content: string): ChatMessage => ({ role: 'user', content });
@@ -138,18 +139,6 @@ describe('compact', () => {
 });
 
 describe('compact: the invariant, randomized (fixed seed)', () => {
-  /** mulberry32: a small deterministic generator, so a failure reproduces. */
-  function random(seed: number): () => number {
-    let state = seed >>> 0;
-    return () => {
-      state = (state + 0x6d2b79f5) >>> 0;
-      let t = state;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   function conversation(next: () => number): ChatMessage[] {
     const pick = (n: number): number => Math.floor(next() * n);
     const messages: ChatMessage[] = [system, user('task '.repeat(pick(200)))];
@@ -170,7 +159,7 @@ describe('compact: the invariant, randomized (fixed seed)', () => {
   }
 
   it('never breaks a conversation, keeps the system prompt first and the last blocks unchanged (500 cases)', async () => {
-    const next = random(20240611);
+    const next = seeded(20240611);
     const seen = { snipped: 0, summarised: 0, untouched: 0 };
     for (let n = 0; n < 500; n++) {
       const messages = conversation(next);

@@ -12,24 +12,13 @@ import { buildIndex, readManifest } from '../../../src/layer/load.js';
 import { ParsedFiles } from '../../../src/layer/parsed-files.js';
 import type { DiscoveryMode, LayerIndex } from '../../../src/layer/types.js';
 import { Fixtures, git, gitTrack, md, put } from './fixture.js';
+import { seeded } from '../../helpers/seeded.js';
 
 const fixtures = new Fixtures();
 afterEach(() => fixtures.cleanup());
 
 async function build(root: string, mode: DiscoveryMode, parsed?: ParsedFiles): Promise<LayerIndex> {
   return buildIndex(root, await readManifest(join(root, '.ai', 'manifest.yaml')), mode, parsed);
-}
-
-/** mulberry32: a small seeded generator, so a failure can be replayed. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const MARKDOWN_PATHS = [

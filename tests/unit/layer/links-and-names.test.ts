@@ -6,7 +6,7 @@
  *   `symlink` diagnostic naming that directory, even when the link points inside the root;
  * - a link on the way to repo.path empties the layer with one `symlink` diagnostic naming it, in
  *   both discovery modes;
- * - openedPath reports the file really opened, so a link swapped in above a checked path is seen;
+ * - openedPathSync reports the file really opened, so a link swapped in above a checked path is seen;
  * - a name that is not UTF-8 is an `invalid_utf8` diagnostic with U+FFFD in its path (vcs and
  *   filesystem), for files and for directories the walk cannot enter; such names that could not
  *   be layer files are ignored like any other stray file.
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildIndex, readManifest } from '../../../src/layer/load.js';
 import { RealDirectories } from '../../../src/layer/real-directories.js';
-import { NO_FOLLOW_READ, openedPath } from '../../../src/layer/regular-file.js';
+import { NO_FOLLOW_READ, openedPathSync } from '../../../src/layer/regular-file.js';
 import type { DiscoveryMode, LayerIndex } from '../../../src/layer/types.js';
 import { Fixtures, gitTrack, put } from './fixture.js';
 
@@ -122,7 +122,7 @@ describe('links above a layer file', () => {
   });
 });
 
-describe('openedPath', () => {
+describe('openedPathSync', () => {
   it.runIf(process.platform === 'linux')('names the file really opened, which differs from the path when a directory above is a link', async () => {
     const root = await fixtures.tree({ 'real/file.md': 'x' });
     const outside = await fixtures.tree({ 'file.md': 'outside' }, null);
@@ -131,8 +131,8 @@ describe('openedPath', () => {
     // O_NOFOLLOW guards the last component only: this open succeeds.
     const through = await open(join(root, 'linked', 'file.md'), NO_FOLLOW_READ);
     try {
-      expect(await openedPath(direct)).toBe(join(root, 'real', 'file.md'));
-      expect(await openedPath(through)).toBe(join(outside, 'file.md'));
+      expect(openedPathSync(direct.fd)).toBe(join(root, 'real', 'file.md'));
+      expect(openedPathSync(through.fd)).toBe(join(outside, 'file.md'));
     } finally {
       await direct.close();
       await through.close();

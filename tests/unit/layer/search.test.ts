@@ -21,6 +21,7 @@ import { objectUri } from '../../../src/layer/kinds.js';
 import { buildSearchIndex, foldTerm, LiveSearchIndex, MINISEARCH_OPTIONS, queryTerms, SearchIndex, searchObjects, typoTolerance, type IndexedDocument } from '../../../src/layer/search.js';
 import type { LayerIndex, LayerObject, ObjectKind } from '../../../src/layer/types.js';
 import { createLayerView } from '../../../src/layer/view.js';
+import { seeded } from '../../helpers/seeded.js';
 
 function object(kind: ObjectKind, identity: string, fields: Partial<Pick<LayerObject, 'title' | 'description' | 'content' | 'tags'>>): LayerObject {
   return {
@@ -234,18 +235,6 @@ describe('the serialized search index', () => {
 
 describe('the live search index', () => {
   const words = ['lease', 'bridge', 'peer', 'snapshot', 'thread', 'pool', 'route', 'session', 'látency', 'schema', 'release'];
-
-  /** mulberry32, seeded: a failure can be replayed. */
-  function seeded(seed: number): () => number {
-    let state = seed >>> 0;
-    return () => {
-      state = (state + 0x6d2b79f5) >>> 0;
-      let t = state;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
 
   function randomObject(pick: () => number, n: number): LayerObject {
     const word = (): string => words[Math.floor(pick() * words.length)] as string;
