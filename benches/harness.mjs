@@ -94,7 +94,7 @@ const RULE_URI = 'majordomus://rule/g00/rule-0';
 const OWNER_ENV = { MAJORDOMUS_IDLE_SESSION_MS: String(3_600_000) };
 /** The harness's own modules, from the build under test. */
 const PROCESS_JS = pathToFileURL(resolve(dirname(MAIN_JS), '../harness/process.js')).href;
-const PRIORITY_JS = pathToFileURL(resolve(dirname(MAIN_JS), '../../workers/priority.js')).href;
+const PRIORITY_JS = pathToFileURL(resolve(dirname(MAIN_JS), '../platform/priority.js')).href;
 
 const LIGHT_PROFILE = 'bench-light';
 const SPAWN_VARIANTS = ['harness', 'launch-nice', 'launch', 'setpriv', 'direct'];

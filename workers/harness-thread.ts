@@ -6,20 +6,22 @@
  * events of the call.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { errorMessage } from '../src/errors.js';
+import { errorMessage } from '../src/platform/errors.js';
 import { SessionStore } from '../src/harness/store.js';
 import { Harness } from '../src/harness/table.js';
-import { TaskBoard, type PeerNotice } from '../src/tasks/board.js';
-import { log } from '../src/log.js';
-import { BUILTIN_CAPABILITIES } from '../src/registry/builtins.js';
+import { TaskBoard } from '../src/tasks/board.js';
+import { type PeerNotice } from '../src/peers/notice.js';
+import { log } from '../src/platform/log.js';
+import { BUILTIN_CAPABILITIES } from '../src/capabilities/index.js';
 import { buildRegistry } from '../src/registry/registry.js';
 import { Runtime } from '../src/runtime/runtime.js';
-import { serveRpc, type RpcServed } from '../src/threads/rpc.js';
+import { serveRpc, type RpcServed } from '../src/platform/rpc.js';
 import { decodeSnapshot, snapshotView } from '../src/threads/snapshot.js';
 import type { LayerView } from '../src/layer/view.js';
 import { pageHarnessState } from '../src/page/harness-state.js';
-import { CHANGE_STREAM, NOTICE_STREAM, PROGRESS_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../src/threads/types.js';
-import { yieldToMainThread } from './priority.js';
+import { CHANGE_STREAM, NOTICE_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../src/threads/harness.js';
+import { PROGRESS_STREAM } from '../src/platform/call.js';
+import { yieldToMainThread } from '../src/platform/priority.js';
 
 const data = workerData as HarnessWorkerData;
 // Agents inherit this thread's priority: they yield the CPU to the owner's own client too.

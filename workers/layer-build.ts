@@ -17,9 +17,9 @@ import { LiveSearchIndex } from '../src/layer/search.js';
 import { gitWatchFiles, layerTrees, LayerWatcher } from '../src/layer/watch.js';
 import { decodeSnapshot, layerSnapshot } from '../src/threads/snapshot.js';
 import type { LayerIndex } from '../src/layer/types.js';
-import type { LayerBuildMessage, LayerBuildWorkerData } from '../src/threads/types.js';
-import { errorMessage } from '../src/errors.js';
-import { yieldToMainThread } from './priority.js';
+import type { LayerBuildMessage, LayerBuildWorkerData } from '../src/threads/layer-build.js';
+import { errorMessage } from '../src/platform/errors.js';
+import { yieldToMainThread } from '../src/platform/priority.js';
 
 const data = workerData as LayerBuildWorkerData;
 yieldToMainThread(data.nice);

@@ -4,12 +4,13 @@
  * start one from its workerData), and each call is a pure function of it.
  */
 import { workerData } from 'node:worker_threads';
-import { BUILTIN_CAPABILITIES } from '../src/registry/builtins.js';
+import { BUILTIN_CAPABILITIES } from '../src/capabilities/index.js';
 import { buildRegistry } from '../src/registry/registry.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { decodeSnapshot, snapshotView } from '../src/threads/snapshot.js';
-import type { CallOutcome, PoolBatch, PoolWorkerData } from '../src/threads/types.js';
-import { yieldToMainThread } from './priority.js';
+import type { CallOutcome } from '../src/platform/call.js';
+import type { PoolBatch, PoolWorkerData } from '../src/threads/pool.js';
+import { yieldToMainThread } from '../src/platform/priority.js';
 
 const data = workerData as PoolWorkerData;
 yieldToMainThread(data.nice);

@@ -3,7 +3,8 @@
  * names the options it accepts; anything else is a usage error (exit 2).
  */
 import { parseArgs } from 'node:util';
-import { MajordomusError } from '../errors.js';
+import { MajordomusError } from '../platform/errors.js';
+import type { LayerSelection } from '../layer/load.js';
 
 const OPTIONS = {
   repo: { type: 'string' },
@@ -54,16 +55,10 @@ export const COMMANDS = {
 
 export type CommandName = keyof typeof COMMANDS;
 
-export interface GlobalOptions {
-  repo?: string;
-  discovery: 'vcs' | 'filesystem';
-  strict: boolean;
-}
-
 export interface ParsedArgs {
   command: CommandName | null;
   positionals: readonly string[];
-  global: GlobalOptions;
+  global: LayerSelection;
   options: Readonly<Partial<Record<OptionName, string | boolean>>>;
   help: boolean;
   version: boolean;

@@ -4,8 +4,8 @@
  * trace. Not for an `mcp` session: its stdout is the client's channel (src/mcp/stdio.ts ends the
  * session), and an owner whose client has gone may still serve peers.
  */
-import { EXIT, errorMessage } from '../errors.js';
-import { log } from '../log.js';
+import { EXIT, errorMessage } from '../platform/errors.js';
+import { log } from '../platform/log.js';
 
 /** Ends the process when writing to stdout fails: quietly (0) when the reader closed it. */
 export function endWhenStdoutCloses(): void {

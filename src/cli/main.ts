@@ -3,17 +3,17 @@
  * The executable. It parses the command line and loads only the command it runs: a bridging
  * `mcp` must start fast, so nothing heavy is imported here.
  */
-import { EXIT, MajordomusError, errorMessage } from '../errors.js';
-import { log } from '../log.js';
+import { EXIT, MajordomusError, errorMessage } from '../platform/errors.js';
+import { log } from '../platform/log.js';
 import { parseCommandLine, type ParsedArgs } from './args.js';
-import { settings } from '../settings.js';
+import { settings } from '../platform/settings.js';
 
 async function run(args: ParsedArgs): Promise<number> {
   settings(); // a malformed MAJORDOMUS_* variable is refused before anything starts
   const mcpSession = args.command === 'mcp' && !args.help && !args.version && args.options.inspect !== true;
   if (!mcpSession) (await import('./closed-stdout.js')).endWhenStdoutCloses();
   if (args.version) {
-    const { VERSION } = await import('../version.js');
+    const { VERSION } = await import('../platform/version.js');
     process.stdout.write(`${VERSION}\n`); // -- stdout-ok: the command's answer
     return EXIT.ok;
   }
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   }
   // Exit even if stdin is still open (a signal ended the session); stdout is written synchronously
   // to pipes and files. Whatever path led here, an HTTP thread still running is stopped first.
-  const { runExitHooks } = await import('../runtime/exit-hooks.js');
+  const { runExitHooks } = await import('../platform/exit-hooks.js');
   await runExitHooks();
   process.exit(code);
 }

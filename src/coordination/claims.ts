@@ -5,7 +5,7 @@
  * is live while its peer is attached; claims restored after a takeover wait for their peer to
  * re-attach. Every change is handed to `record` (the journal) as it happens.
  */
-import { CapabilityError } from '../errors.js';
+import { CapabilityError } from '../platform/errors.js';
 import type { PeerClient } from '../peers/schema.js';
 import { PatternIndex } from './pattern-index.js';
 import { normalisePattern } from './patterns.js';

@@ -4,15 +4,15 @@
  * lives (the owner's main thread); its capabilities read `peers`.
  */
 import { join } from 'node:path';
-import { CapabilityError } from '../errors.js';
+import { CapabilityError } from '../platform/errors.js';
 import type { PeerBoard } from '../peers/board.js';
 import type { PeerClient } from '../peers/schema.js';
-import type { PeerNotice } from '../tasks/board.js';
+import type { PeerNotice } from '../peers/notice.js';
 import { ClaimBoard, type ClaimEvent, type ClaimRequest, type Granted, type StoredClaim } from './claims.js';
 import { Journal, readJournal } from './journal.js';
 import { MessageBoard, type MessageEvent, type StoredMessage } from './messages.js';
 import { claimNotice, messageNotice } from './notices.js';
-import { sessionOf } from './processes.js';
+import { sessionOf } from '../platform/proc.js';
 import { EVERYONE, OVERSEER, type Claim, type Message, type Overlap } from './schemas.js';
 
 /** What coordination capabilities may do. `caller` is a peer id, or null for the overseer. */

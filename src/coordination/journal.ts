@@ -8,7 +8,7 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { log } from '../log.js';
+import { log } from '../platform/log.js';
 
 export class Journal {
   readonly path: string;

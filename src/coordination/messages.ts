@@ -7,7 +7,7 @@
  * restart, so yesterday's p2 never finds its messages in today's p2's inbox. Threads and search
  * span every epoch the journal holds.
  */
-import { CapabilityError } from '../errors.js';
+import { CapabilityError } from '../platform/errors.js';
 import type { PeerClient } from '../peers/schema.js';
 import type { Message } from './schemas.js';
 

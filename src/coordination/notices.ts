@@ -4,8 +4,8 @@
  * structured `notifications/majordomus/…`. In the text, everything another peer wrote is quoted
  * and labelled as that peer's words.
  */
-import type { PeerNotice } from '../tasks/board.js';
-import { CHANNEL_CAPABILITY } from '../tasks/board.js';
+import type { PeerNotice } from '../peers/notice.js';
+import { CHANNEL_CAPABILITY } from '../peers/notice.js';
 import { quoted } from './claims.js';
 import type { Claim, Message, Overlap } from './schemas.js';
 

@@ -5,7 +5,7 @@
  */
 import { isAbsolute, relative, sep } from 'node:path';
 import picomatch from 'picomatch';
-import { CapabilityError } from '../errors.js';
+import { CapabilityError } from '../platform/errors.js';
 
 const matchers = new Map<string, (path: string) => boolean>();
 const scans = new Map<string, { isGlob: boolean; base: string; parts: string[] }>();

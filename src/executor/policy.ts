@@ -8,12 +8,12 @@
  */
 import { lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../platform/errors.js';
 import { isMapping, parseYaml } from '../layer/front-matter.js';
 import { MANIFEST_PATH } from '../layer/identity.js';
 import { PolicyMetadataSchema } from '../layer/kinds.js';
 import { readManifest } from '../layer/manifest.js';
-import { NO_FOLLOW_READ, nonRegularKind, readBounded } from '../layer/regular-file.js';
+import { NO_FOLLOW_READ, nonRegularKind, readBounded } from '../platform/files.js';
 
 const MAX_POLICY_BYTES = 1024 * 1024;
 

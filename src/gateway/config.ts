@@ -10,7 +10,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { parse as parseYamlText } from 'yaml';
 import { z } from 'zod';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../platform/errors.js';
 
 export const CONFIG_FILE_NAME = 'executor.yaml';
 /** The file is a few lines; anything larger is refused before it is parsed. */

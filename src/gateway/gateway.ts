@@ -12,12 +12,12 @@
  * goes away, which aborts the upstream request too).
  */
 import type { IncomingMessage } from 'node:http';
-import { errorMessage, type WireErrorCode, WIRE_ERRORS } from '../errors.js';
-import { bearerMatches } from '../http/guard.js';
-import type { HttpReply, ReplySink, RouteReply, StreamedReply } from '../http/reply.js';
-import type { HttpRequest } from '../http/router.js';
-import { decodeUtf8, JsonInputError, parseJsonInput } from '../json-input.js';
-import { log } from '../log.js';
+import { errorMessage, type WireErrorCode, WIRE_ERRORS } from '../platform/errors.js';
+import { bearerMatches } from '../platform/access.js';
+import type { HttpReply, ReplySink, RouteReply, StreamedReply } from '../platform/http-exchange.js';
+import type { HttpRequest } from '../platform/http-exchange.js';
+import { decodeUtf8, JsonInputError, parseJsonInput } from '../platform/json-input.js';
+import { log } from '../platform/log.js';
 import type { ChainEntry, GatewayConfig, GatewayConfigFile } from './config.js';
 import { Limiter, type Release } from './limiter.js';
 import { decideRoute, listedModels } from './routing.js';

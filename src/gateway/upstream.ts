@@ -7,7 +7,7 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../platform/errors.js';
 import type { ProviderConfig } from './config.js';
 
 /** How much of an error body is read to quote its message. */

@@ -3,9 +3,20 @@
  * data: it crosses to the harness thread, whose table — src/tasks/usage.ts — sums it per provider
  * and per task), and the scanner that finds a stream's usage chunk as it passes.
  */
-import type { UsageRecord } from '../tasks/usage.js';
-
-export type { UsageRecord };
+/** One forwarded request, as the gateway reports it once it ended. */
+export interface UsageRecord {
+  /** `X-Majordomus-Task` of the request (the harness session the executor runs as), if any. */
+  task: string | null;
+  /** The provider that answered (or the last one tried). */
+  provider: string;
+  model: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** How many providers failed before this one answered. */
+  failovers: number;
+  /** Whether a provider answered successfully. */
+  ok: boolean;
+}
 
 /** Where the gateway reports each record. */
 export type UsageReport = (record: UsageRecord) => void;

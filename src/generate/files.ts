@@ -2,7 +2,7 @@
  * The files `generate` writes under docs/generated/: the OpenAPI document, the capability
  * reference and the error catalogue. Deterministic, so `generate --check` can compare bytes.
  */
-import { LOCAL_ERRORS, WIRE_ERRORS } from '../errors.js';
+import { LOCAL_ERRORS, WIRE_ERRORS } from '../platform/errors.js';
 import { openApiText } from '../http/openapi.js';
 import type { CapabilityCatalog, CapabilityEntry } from '../registry/catalog.js';
 

@@ -12,8 +12,8 @@
 import { constants } from 'node:fs';
 import { access, chmod, link, lstat, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
-import { CapabilityError, errorMessage } from '../errors.js';
-import { GitFailed, runGit } from './git.js';
+import { CapabilityError, errorMessage } from '../platform/errors.js';
+import { GitFailed, runGit } from '../platform/git.js';
 
 export const GUARD_HOOKS = ['pre-commit', 'pre-push'] as const;
 export type GuardHook = (typeof GUARD_HOOKS)[number];

@@ -4,8 +4,8 @@
  * `majordomus mcp`, so the server finds the peer whose recorded chain meets this one nearest to
  * the hook (issue 12's interface: `claims.list` with `as` and `pids`).
  */
-import { ancestry as processAncestry } from '../coordination/processes.js';
-import { MajordomusError } from '../errors.js';
+import { ancestry as processAncestry } from '../platform/proc.js';
+import { MajordomusError } from '../platform/errors.js';
 
 /** How far up the ancestry goes (what `claims.list` accepts). */
 export const MAX_ANCESTRY = 64;
@@ -22,7 +22,7 @@ export function peerFromEnvironment(env: Readonly<Record<string, string | undefi
   return value;
 }
 
-export { parentOf } from '../coordination/processes.js';
+export { parentOf } from '../platform/proc.js';
 
 /**
  * The hook's ancestry, nearest first: `start` (our parent, the hook's shell), its parent, …, up to

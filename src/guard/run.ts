@@ -10,12 +10,12 @@
  * docs/GUARD.md says why). It writes to stderr only.
  */
 import { relative, resolve } from 'node:path';
-import { MajordomusError, errorMessage } from '../errors.js';
+import { MajordomusError, errorMessage } from '../platform/errors.js';
 import { patternCovers } from '../coordination/patterns.js';
 import { readLease } from '../shared/lease.js';
 import { locateCheckout } from '../shared/locate.js';
 import { getJson, probe } from '../shared/probe.js';
-import { runGit } from './git.js';
+import { runGit } from '../platform/git.js';
 import type { GuardHook } from './hooks.js';
 import { ancestry, peerFromEnvironment } from './identity.js';
 import { pushedPaths, stagedPaths } from './touched.js';

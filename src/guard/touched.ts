@@ -3,7 +3,7 @@
  * separators (as git prints them). A rename or a copy touches both its paths: the old one is
  * gone, the new one written, and either may be claimed. Deletions touch their path too.
  */
-import { runGit } from './git.js';
+import { runGit } from '../platform/git.js';
 
 /** `-z --name-status` output: a status, then one path, or two for a rename or a copy. */
 export function parseNameStatus(output: string): string[] {

@@ -12,7 +12,7 @@ import { createWriteStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { relative } from 'node:path';
 import type { LayerView } from '../layer/view.js';
-import type { CallContext } from '../threads/types.js';
+import type { CallContext } from '../platform/call.js';
 import { harnessPolicy, nominatedProfile, profilesOf, type HarnessPolicy, type Profile } from './profiles.js';
 import { groupAlive, isAlive, KILL_GRACE_MS, launch, processGroupOf, resolveCommand, signalGroup, startTicksOf, stopGroup } from './process.js';
 import { promptOf, resolveCwd, redactArgv, type PromptInput } from './prepare.js';

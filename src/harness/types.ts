@@ -2,7 +2,7 @@
  * What the parts of the harness share: the agents it can start, and the refusal every fixable
  * failure becomes (an `isError` tool result, HTTP 422 `refused`, whose text names the fix).
  */
-import { CapabilityError } from '../errors.js';
+import { CapabilityError } from '../platform/errors.js';
 import { PROFILE_AGENTS } from '../layer/kinds.js';
 
 export type AgentName = (typeof PROFILE_AGENTS)[number];

@@ -10,7 +10,7 @@
  * Bounded by entry count and by total size (characters of JSON text); an answer over
  * `maxAnswerChars` is not kept, and the least recently used go first.
  */
-import type { CallOutcome } from '../threads/types.js';
+import type { CallOutcome } from '../platform/call.js';
 
 export interface AnswerCacheOptions {
   maxEntries: number;

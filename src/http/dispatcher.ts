@@ -5,11 +5,14 @@
  * Calls that arrive in one turn of the HTTP thread's event loop reach the pool as one task.
  */
 import { Piscina } from 'piscina';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../platform/errors.js';
 import type { CapabilityCatalog } from '../registry/catalog.js';
-import type { RpcClient } from '../threads/rpc.js';
-import { harnessCall } from '../harness/remote.js';
-import { PROGRESS_STREAM, type CallContext, type CallOutcome, type HarnessControl, type HostControl, type PoolBatch, type PoolTask, type PoolWorkerData } from '../threads/types.js';
+import type { RpcClient } from '../platform/rpc.js';
+import { harnessCall } from '../threads/harness-call.js';
+import { PROGRESS_STREAM, type CallContext, type CallOutcome } from '../platform/call.js';
+import { type HarnessControl } from '../threads/harness.js';
+import { type HostControl } from '../threads/http.js';
+import { type PoolBatch, type PoolTask, type PoolWorkerData } from '../threads/pool.js';
 import { AnswerCache } from './answer-cache.js';
 import { Batcher } from './batcher.js';
 

@@ -11,13 +11,13 @@
  * sends what belongs to no request; a second GET replaces the first.
  */
 import { randomUUID } from 'node:crypto';
-import { parsePids } from '../coordination/processes.js';
-import { errorMessage } from '../errors.js';
-import { decodeUtf8, JsonInputError, parseJsonInput } from '../json-input.js';
+import { parsePids } from '../platform/proc.js';
+import { errorMessage } from '../platform/errors.js';
+import { decodeUtf8, JsonInputError, parseJsonInput } from '../platform/json-input.js';
 import { frameText } from '../mcp/frame.js';
-import { errorResponse, isJsonRpcId, RPC, type JsonRpcId, type JsonRpcResponse } from '../mcp/jsonrpc.js';
+import { errorResponse, isJsonRpcId, RPC, type JsonRpcId, type JsonRpcResponse } from '../platform/jsonrpc.js';
 import { McpSession, progressTokenOf, unreadableFrameResponse, type McpBackend } from '../mcp/session.js';
-import { emptyReply, errorReply, jsonReply, type HttpReply, type ReplySink, type RouteReply, type StreamedReply } from './reply.js';
+import { emptyReply, errorReply, jsonReply, type HttpReply, type ReplySink, type RouteReply, type StreamedReply } from '../platform/http-exchange.js';
 import { sseComment, sseEvent } from './sse.js';
 
 /** What a client told the session cap is full waits before it tries again (seconds). */

@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 document, generated from the registry's catalog and the error catalogue. The
  * server answers `/openapi.json` with it and `generate` writes the same bytes to docs/generated/.
  */
-import { WIRE_ERRORS, type WireErrorCode } from '../errors.js';
+import { WIRE_ERRORS, type WireErrorCode } from '../platform/errors.js';
 import type { CapabilityCatalog, CapabilityEntry, JsonSchema } from '../registry/catalog.js';
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };

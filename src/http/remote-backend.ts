@@ -6,8 +6,9 @@
 import type { LayerView } from '../layer/view.js';
 import type { McpBackend } from '../mcp/session.js';
 import type { ToolTable } from '../mcp/projection.js';
-import type { RpcClient } from '../threads/rpc.js';
-import type { CallContext, CallOutcome, HostControl } from '../threads/types.js';
+import type { RpcClient } from '../platform/rpc.js';
+import type { CallContext, CallOutcome } from '../platform/call.js';
+import type { HostControl } from '../threads/http.js';
 import type { CallDispatcher } from './dispatcher.js';
 
 /** A peer's liveness is sent to the main thread at most this often. */

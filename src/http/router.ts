@@ -2,46 +2,17 @@
  * Every HTTP route, independent of the server library: a request goes in, a reply comes out.
  * Capability routes come from the catalog; nothing here names a particular capability.
  */
-import { CapabilityError, errorMessage } from '../errors.js';
-import { decodeUtf8, JsonInputError, parseJsonInput } from '../json-input.js';
+import { CapabilityError, errorMessage } from '../platform/errors.js';
+import { decodeUtf8, JsonInputError, parseJsonInput } from '../platform/json-input.js';
 import type { CapabilityCatalog, CapabilityEntry } from '../registry/catalog.js';
-import type { CallOutcome } from '../threads/types.js';
-import { bearerMatches, type HostGuard } from './guard.js';
+import type { CallOutcome } from '../platform/call.js';
+import { bearerMatches, type HostGuard } from '../platform/access.js';
 import type { McpEndpoint } from './mcp-endpoint.js';
 import { inputFromQuery } from './query.js';
-import { errorReply, jsonReply, type HttpReply, type RouteReply } from './reply.js';
+import { errorReply, jsonReply, type HttpReply, type HttpRequest, type RouteReply } from '../platform/http-exchange.js';
 import { acceptsEventStream } from './sse.js';
 import type { StaticAsset } from './swagger.js';
 import { prefersHtml, type PageAssets } from '../page/assets.js';
-
-export const MAX_BODY_BYTES = 1024 * 1024;
-
-export interface HttpRequest {
-  /** Upper case. HEAD is answered as GET; the server library drops the body. */
-  method: string;
-  path: string;
-  query: string;
-  host: string;
-  origin: string;
-  /** The `Authorization` header (`Bearer <token>`), or ''. */
-  authorization: string;
-  /** The `Content-Type` header, or ''. */
-  contentType: string;
-  /** The `Accept` header, or '' (`/mcp` streams only to a client that accepts `text/event-stream`). */
-  accept: string;
-  sessionId: string;
-  /** `Mcp-Peer-Id` on initialize: the peer id this client had before a takeover. */
-  peerHint: string;
-  /** `Mcp-Spawn-Depth` on initialize: a bridge's client's delegation depth. */
-  spawnDepth: string;
-  /** `Mcp-Client-Pids` on initialize: the process chain of a bridge's client. */
-  clientPids: string;
-  /** `X-Majordomus-Task`: the task a gateway request counts its usage against, or ''. */
-  task: string;
-  body: Uint8Array;
-  /** Aborts when the client goes away before its reply ended (a route waiting on another server stops). */
-  signal: AbortSignal;
-}
 
 export interface RouterServices {
   catalog: CapabilityCatalog;

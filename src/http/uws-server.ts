@@ -7,10 +7,10 @@
  * open in an ending thread aborts the process).
  */
 import uWS from '@trufflesuite/uws-js-unofficial';
-import { errorMessage } from '../errors.js';
-import { log } from '../log.js';
-import { errorReply, isStreamed, type HttpReply, type ReplySink, type RouteReply, type StreamedReply } from './reply.js';
-import { MAX_BODY_BYTES, type HttpRequest } from './router.js';
+import { errorMessage } from '../platform/errors.js';
+import { log } from '../platform/log.js';
+import { errorReply, isStreamed, type HttpReply, type ReplySink, type RouteReply, type StreamedReply } from '../platform/http-exchange.js';
+import { MAX_BODY_BYTES, type HttpRequest } from '../platform/http-exchange.js';
 import type { LiveConnection, LiveSocket } from '../page/feed.js';
 
 /** An oversized body is drained up to this much before the connection is cut. */

@@ -3,9 +3,9 @@
  * (src/guard/hooks.ts), with its defaults (refuse mode, both hooks).
  */
 import { join } from 'node:path';
-import { CapabilityError } from '../errors.js';
+import { CapabilityError } from '../platform/errors.js';
 import { GUARD_HOOKS, guardStatus, installHooks } from '../guard/hooks.js';
-import { PACKAGE_ROOT } from '../package-root.js';
+import { PACKAGE_ROOT } from '../platform/package-root.js';
 
 export type GuardState = 'installed' | 'absent' | 'no-git';
 

@@ -5,7 +5,7 @@
  */
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MajordomusError, errorMessage } from '../errors.js';
+import { MajordomusError, errorMessage } from '../platform/errors.js';
 import { readManifest } from '../layer/manifest.js';
 import { clientConfigs, type ClientConfig } from './clients.js';
 import { mergeIgnoreLine } from './gitignore.js';

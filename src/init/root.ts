@@ -1,9 +1,9 @@
 /** Where `init` works: `--repo DIR` as given, or the top of the git work tree around the working directory. */
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { MajordomusError, errorMessage } from '../errors.js';
-import { GitFailed, runGit } from '../guard/git.js';
-import { PACKAGE_ROOT } from '../package-root.js';
+import { MajordomusError, errorMessage } from '../platform/errors.js';
+import { GitFailed, runGit } from '../platform/git.js';
+import { PACKAGE_ROOT } from '../platform/package-root.js';
 
 export async function initRoot(repo: string | undefined, cwd: string): Promise<string> {
   if (repo !== undefined) {

@@ -1,5 +1,5 @@
 /** What the merges of `init` share: a file's line ending, the refusal of a file they cannot read, nesting. */
-import { MajordomusError } from '../errors.js';
+import { MajordomusError } from '../platform/errors.js';
 
 /** The file's line ending: CRLF when it has one, else LF. */
 export function lineEnding(text: string): string {

@@ -12,15 +12,15 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { setImmediate } from 'node:timers/promises';
 import { z } from 'zod';
-import { log } from '../log.js';
+import { log } from '../platform/log.js';
 import { repositoryId } from './repository-id.js';
 import { discover, type Undecodable } from './discovery.js';
 import { isMapping, parseYaml, splitFrontMatter } from './front-matter.js';
 import { checkMetadata, matchKind, mayHoldKind, objectId, objectUri, type KindSpec } from './kinds.js';
 import type { Manifest } from './manifest.js';
 import { ParsedFiles, type Outcome } from './parsed-files.js';
-import { RealDirectories } from './real-directories.js';
-import { NO_FOLLOW_READ, nonRegularKind, openedPathSync, readBoundedSync } from './regular-file.js';
+import { RealDirectories } from '../platform/real-directories.js';
+import { NO_FOLLOW_READ, nonRegularKind, openedPathSync, readBoundedSync } from '../platform/files.js';
 import type { Diagnostic, DiagnosticCode, DiscoveryMode, LayerIndex, LayerObject, ObjectKind } from './types.js';
 
 /** Files larger than this are refused from their size alone; they are never opened. */

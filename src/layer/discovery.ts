@@ -10,9 +10,9 @@ import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { MajordomusError } from '../errors.js';
-import { log } from '../log.js';
-import { RealDirectories } from './real-directories.js';
+import { MajordomusError } from '../platform/errors.js';
+import { log } from '../platform/log.js';
+import { RealDirectories } from '../platform/real-directories.js';
 import type { Diagnostic, DiscoveryMode } from './types.js';
 
 const execFileAsync = promisify(execFile);

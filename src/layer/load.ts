@@ -3,7 +3,7 @@
  * `--strict`. Everything a projection needs from `src/layer/` is exported here.
  */
 import { resolve } from 'node:path';
-import { MajordomusError } from '../errors.js';
+import { MajordomusError } from '../platform/errors.js';
 import { buildIndex } from './build-index.js';
 import { verifyLocalHalf } from './local-half.js';
 import { readManifest } from './manifest.js';
@@ -18,15 +18,18 @@ export { readManifest, parseManifest, MANIFEST_PATH, type Manifest } from './man
 export { KIND_SCHEMAS, KINDS, objectUri } from './kinds.js';
 export { searchObjects, type SearchHit, type SearchOptions } from './search.js';
 
-/** How to load the layer: the command line's `--repo`, `--discovery` and `--strict`. */
-export interface LoadOptions {
-  /** Where the process runs; the search starts here unless `repo` is given. */
-  cwd: string;
-  /** `--repo DIR`: replaces `cwd` as the start of the search (relative to `cwd`). */
+/** Which layer to serve and how: the command line's `--repo`, `--discovery` and `--strict`. */
+export interface LayerSelection {
+  /** `--repo DIR`: replaces the working directory as the start of the search (relative to it). */
   repo?: string;
   discovery: DiscoveryMode;
   /** Refuse a degraded index (MAJ_LAYER_DEGRADED) instead of serving it. */
   strict: boolean;
+}
+
+/** How to load the layer: the selection, and where the process runs (the search starts there unless `repo` is given). */
+export interface LoadOptions extends LayerSelection {
+  cwd: string;
 }
 
 /** One diagnostic on one line, as logs and error messages show it. */

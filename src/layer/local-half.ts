@@ -12,10 +12,10 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { MajordomusError } from '../errors.js';
-import { log } from '../log.js';
+import { MajordomusError } from '../platform/errors.js';
+import { log } from '../platform/log.js';
 import { MANIFEST_PATH } from './identity.js';
-import { RealDirectories } from './real-directories.js';
+import { RealDirectories } from '../platform/real-directories.js';
 
 const execFileAsync = promisify(execFile);
 

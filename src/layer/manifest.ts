@@ -9,10 +9,10 @@
  */
 import { lstat, open } from 'node:fs/promises';
 import { posix } from 'node:path';
-import { MajordomusError, errorMessage } from '../errors.js';
+import { MajordomusError, errorMessage } from '../platform/errors.js';
 import { isMapping, parseYaml } from './front-matter.js';
 import { DEFAULT_LOCAL_PATH } from './identity.js';
-import { NO_FOLLOW_READ, nonRegularKind, readBounded } from './regular-file.js';
+import { NO_FOLLOW_READ, nonRegularKind, readBounded } from '../platform/files.js';
 import { OBJECT_KINDS, type ObjectKind } from './types.js';
 
 export const MANIFEST_SCHEMA_ID = 'ai-repository/v1';

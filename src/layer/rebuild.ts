@@ -5,7 +5,7 @@
  * reload never refuses: `--strict` decides at start only, a running server keeps serving.
  */
 import { join } from 'node:path';
-import { errorMessage, MajordomusError } from '../errors.js';
+import { errorMessage, MajordomusError } from '../platform/errors.js';
 import { buildIndex } from './build-index.js';
 import { changedUris } from './changes.js';
 import { MANIFEST_PATH } from './identity.js';

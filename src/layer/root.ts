@@ -5,7 +5,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { MajordomusError, errorMessage } from '../errors.js';
+import { MajordomusError, errorMessage } from '../platform/errors.js';
 import { MANIFEST_PATH } from './identity.js';
 
 /** Where the layer was found. */

@@ -9,6 +9,8 @@ import type { ObjectKind } from '../layer/types.js';
 import type { Claim } from '../coordination/schemas.js';
 import type { Peer } from '../peers/schema.js';
 import type { CapabilityCatalog } from '../registry/catalog.js';
+import type { PeerClient } from '../peers/board.js';
+import type { Runtime } from '../runtime/runtime.js';
 
 /** At most this many other peers are listed; the rest are counted. */
 export const MAX_LISTED_PEERS = 20;
@@ -84,4 +86,41 @@ export function instructionsFor(facts: InstructionFacts): string {
   for (const peer of others.slice(0, MAX_LISTED_PEERS)) lines.push(describePeer(peer, facts.claims ?? []));
   if (others.length > MAX_LISTED_PEERS) lines.push(`- and ${others.length - MAX_LISTED_PEERS} more (the peer list has them all)`);
   return lines.join('\n');
+}
+
+const guidanceByCatalog = new WeakMap<CapabilityCatalog, readonly string[]>();
+
+/** The instructions a peer of `runtime` is given at `initialize`. */
+export function runtimeInstructions(runtime: Runtime, peerId: string): string {
+  const catalog = runtime.registry.catalog;
+  let guidance = guidanceByCatalog.get(catalog);
+  if (!guidance) guidanceByCatalog.set(catalog, (guidance = guidanceLines(catalog)));
+  const layer = runtime.layer;
+  return instructionsFor({
+    counts: layer.countsByKind(),
+    state: layer.index.state,
+    diagnostics: layer.index.diagnostics.length,
+    url: runtime.url,
+    guidance,
+    you: peerId,
+    peers: runtime.peers().list(),
+    claims: runtime.coordination?.claims() ?? [],
+  });
+}
+
+/** Joins `runtime`'s board and answers the new peer's instructions; a peer whose instructions fail leaves again. */
+export function joinWithInstructions(
+  runtime: Runtime,
+  client: PeerClient,
+  transport: 'stdio' | 'http',
+  preferredPeerId?: string,
+  clientPids: readonly number[] = [],
+): { peerId: string; instructions: string } {
+  const peerId = runtime.join(client, transport, preferredPeerId, clientPids);
+  try {
+    return { peerId, instructions: runtimeInstructions(runtime, peerId) };
+  } catch (error) {
+    runtime.leave(peerId);
+    throw error;
+  }
 }

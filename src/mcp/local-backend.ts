@@ -3,7 +3,8 @@
  * served alone. Every call runs here, directly; nothing crosses a thread.
  */
 import type { Runtime } from '../runtime/runtime.js';
-import { ancestry } from '../coordination/processes.js';
+import { ancestry } from '../platform/proc.js';
+import { joinWithInstructions, runtimeInstructions } from './instructions.js';
 import { toolTable } from './projection.js';
 import { McpSession, type McpBackend } from './session.js';
 
@@ -14,9 +15,9 @@ export function localBackend(runtime: Runtime, transport: 'stdio' | 'http'): Mcp
     invoke: (capabilityId, args, caller, call) => runtime.outcome(capabilityId, args, caller, call),
     objects: () => runtime.layer.index.objects,
     object: (uri) => runtime.layer.get(uri),
-    join: async (client, preferred, pids) => runtime.joinWithInstructions(client, transport, preferred ?? undefined, pids),
+    join: async (client, preferred, pids) => joinWithInstructions(runtime, client, transport, preferred ?? undefined, pids),
     leave: (peerId) => runtime.leave(peerId),
-    instructions: async (peerId) => runtime.instructions(peerId),
+    instructions: async (peerId) => runtimeInstructions(runtime, peerId),
   };
 }
 

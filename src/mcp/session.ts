@@ -11,15 +11,15 @@
  * attached one (stdout on stdio, the `GET /mcp` stream over HTTP).
  */
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import { errorMessage } from '../errors.js';
-import { JsonInputError, parseJsonInput } from '../json-input.js';
+import { errorMessage } from '../platform/errors.js';
+import { JsonInputError, parseJsonInput } from '../platform/json-input.js';
 import type { LayerObject } from '../layer/types.js';
 import type { PeerClient } from '../peers/board.js';
 import { cleanClient } from '../peers/schema.js';
-import type { CallContext, CallOutcome } from '../threads/types.js';
-import { VERSION } from '../version.js';
+import type { CallContext, CallOutcome } from '../platform/call.js';
+import { VERSION } from '../platform/version.js';
 import { frameText, ToolResult } from './frame.js';
-import { errorResponse, isJsonRpcId, RPC, type JsonRpcId, type JsonRpcNotification, type JsonRpcResponse } from './jsonrpc.js';
+import { errorResponse, isJsonRpcId, RPC, type JsonRpcId, type JsonRpcNotification, type JsonRpcResponse } from '../platform/jsonrpc.js';
 import { resourceOf, type McpResource, type ToolTable } from './projection.js';
 
 const RESOURCE_PAGE = 500;

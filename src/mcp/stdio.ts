@@ -10,8 +10,8 @@
  * session; answers still being computed then get a short grace, never an unbounded wait.
  */
 import type { Readable, Writable } from 'node:stream';
-import { log } from '../log.js';
-import { errorFrameFor, errorResponse, frameHead, RPC, type JsonRpcId } from './jsonrpc.js';
+import { log } from '../platform/log.js';
+import { errorFrameFor, errorResponse, frameHead, RPC, type JsonRpcId } from '../platform/jsonrpc.js';
 
 /** The largest frame accepted: the same bound as an HTTP body (1 MiB). */
 export const MAX_FRAME_BYTES = 1024 * 1024;

@@ -6,8 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../package-root.js';
-import type { HttpReply } from '../http/reply.js';
+import { PACKAGE_ROOT } from '../platform/package-root.js';
+import type { HttpReply } from '../platform/http-exchange.js';
 
 export interface PageAssets {
   /** The page itself, for `GET /` from a browser. */

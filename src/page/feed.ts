@@ -8,8 +8,8 @@
  * and gets the whole state once it drains (it never reads a stale part as current).
  */
 import { timingSafeEqual } from 'node:crypto';
-import { errorMessage } from '../errors.js';
-import { log } from '../log.js';
+import { errorMessage } from '../platform/errors.js';
+import { log } from '../platform/log.js';
 import type { PageHarnessState, PageHostState } from './state.js';
 
 /** Most page sockets at once (a person has a few tabs; more is a leak or an attack). */

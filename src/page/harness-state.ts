@@ -3,7 +3,7 @@
  * latest sessions with the tail of their transcripts, and the executor tasks with their state and
  * token totals. Built only when the HTTP thread asks (something changed and a page is open).
  */
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../platform/errors.js';
 import type { HarnessAccess } from '../harness/table.js';
 import type { TaskAccess } from '../tasks/board.js';
 import { PAGE_LIMITS, tailLine, type PageHarnessState, type PageSession, type PageTask } from './state.js';

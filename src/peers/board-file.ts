@@ -11,7 +11,7 @@ import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { log } from '../log.js';
+import { log } from '../platform/log.js';
 import { AnnouncementSchema, type Announcement } from './schema.js';
 
 export const BOARD_FILE_SCHEMA = 'majordomus-board/v1';

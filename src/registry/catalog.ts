@@ -4,7 +4,7 @@
  * and the generated docs are written from. JSON Schemas come from the zod schemas, never by hand.
  */
 import { z } from 'zod';
-import type { WireErrorCode } from '../errors.js';
+import type { WireErrorCode } from '../platform/errors.js';
 import { accessFor, annotationsFor, type Access, type CapabilityDescriptor, type ToolAnnotations } from './descriptor.js';
 
 export type JsonSchema = Record<string, unknown>;

@@ -1,16 +1,12 @@
 /**
- * What a capability is. A descriptor is declared once (in a capability module such as
- * `builtins.ts`) and every surface — MCP, HTTP, OpenAPI, CLI, generated docs — is derived from it.
+ * What a capability is. A descriptor is declared once (each domain's in `src/capabilities/`) and
+ * every surface — MCP, HTTP, OpenAPI, CLI, generated docs — is derived from it. The registry core
+ * knows no domain: a descriptor is generic over the context its handler is given, and the
+ * assembly (`src/capabilities/context.ts`) says which context each `reads` brings.
  */
 import type { z } from 'zod';
-import type { WireErrorCode } from '../errors.js';
-import type { CapabilityCatalog } from './catalog.js';
-import type { LayerView } from '../layer/view.js';
-import type { CoordinationAccess } from '../coordination/coordination.js';
-import type { PeerAccess } from '../peers/board.js';
-import type { HarnessAccess } from '../harness/table.js';
-import type { TaskAccess } from '../tasks/board.js';
-import type { CallContext } from '../threads/types.js';
+import type { WireErrorCode } from '../platform/errors.js';
+import type { CallContext } from '../platform/call.js';
 
 /**
  * `query` is executed and read-only; `resource` is read and has no handler; `command` is executed
@@ -38,22 +34,11 @@ export interface Exposure {
   cli?: { path: string };
 }
 
-/** What a handler is given, by what it reads. */
-export interface ContextByReads {
-  registry: { catalog: CapabilityCatalog };
-  /** `generation`: which build of the layer `layer` is (1 at start, +1 per reload). */
-  layer: { catalog: CapabilityCatalog; layer: LayerView; generation: number };
-  peers: { peers: PeerAccess; coordination: CoordinationAccess; caller: string | null };
-  harness: { harness: HarnessAccess; tasks: TaskAccess; caller: string | null };
-}
-
-export type CapabilityContext = ContextByReads[CapabilityReads];
-
-export interface CapabilityDescriptor<
-  I extends z.ZodType = z.ZodType,
-  O extends z.ZodType = z.ZodType,
-  R extends CapabilityReads = CapabilityReads,
-> {
+/**
+ * A capability. `C` is the context its handler is given; a descriptor whose context is erased
+ * (`never`) is what the registry holds, and whoever runs it supplies the context its `reads` asks for.
+ */
+export interface CapabilityDescriptor<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType, C = never> {
   /** `namespace.local` */
   id: string;
   kind: CapabilityKind;
@@ -63,7 +48,7 @@ export interface CapabilityDescriptor<
   output: O;
   exposure: Exposure;
   stability: Stability;
-  reads: R;
+  reads: CapabilityReads;
   /**
    * One sentence for the `initialize` instructions, telling an agent when to use this capability;
    * `{tool}` stands for its MCP tool name. The instructions never name a tool any other way.
@@ -86,13 +71,11 @@ export interface CapabilityDescriptor<
    * `call` is what the caller lends this one call: progress to report (`onProgress`) and a signal
    * that aborts when the caller cancels. Always given (empty when the caller lends nothing).
    */
-  handler?: (input: z.output<I>, context: ContextByReads[R], call: CallContext) => z.input<O> | Promise<z.input<O>>;
+  handler?: (input: z.output<I>, context: C, call: CallContext) => z.input<O> | Promise<z.input<O>>;
 }
 
-/** Declares a capability with its types checked against its schemas. */
-export function defineCapability<I extends z.ZodType, O extends z.ZodType, R extends CapabilityReads>(
-  descriptor: CapabilityDescriptor<I, O, R>,
-): CapabilityDescriptor {
+/** Declares a capability with its types checked against its schemas and its context, then erases them. */
+export function defineCapability<I extends z.ZodType, O extends z.ZodType, C>(descriptor: CapabilityDescriptor<I, O, C>): CapabilityDescriptor {
   return Object.freeze(descriptor) as unknown as CapabilityDescriptor;
 }
 

@@ -2,11 +2,11 @@
  * The capability registry: descriptors checked once, frozen, and looked up by every projection.
  */
 import type { z } from 'zod';
-import { CapabilityError, MajordomusError } from '../errors.js';
+import { CapabilityError, MajordomusError } from '../platform/errors.js';
 import { catalogEntry, catalogFrom, type CapabilityCatalog } from './catalog.js';
 import { registryViolations } from './checks.js';
-import type { CapabilityDescriptor, ContextByReads } from './descriptor.js';
-import type { CallContext } from '../threads/types.js';
+import type { CapabilityDescriptor } from './descriptor.js';
+import type { CallContext } from '../platform/call.js';
 
 export interface Registry {
   readonly descriptors: readonly CapabilityDescriptor[];
@@ -73,13 +73,14 @@ export interface ExecuteOptions {
 }
 
 /**
- * Runs an executable capability over already validated input. The handler's answer is parsed by
- * the output schema, so no surface can answer outside the contract it publishes.
+ * Runs an executable capability over already validated input, with the context its `reads` asks
+ * for (the caller's to supply). The handler's answer is parsed by the output schema, so no
+ * surface can answer outside the contract it publishes.
  */
 export async function execute(
   descriptor: CapabilityDescriptor,
   input: unknown,
-  context: ContextByReads[keyof ContextByReads],
+  context: unknown,
   options: ExecuteOptions = {},
 ): Promise<unknown> {
   if (!descriptor.handler) throw new CapabilityError('not_found', `${descriptor.id} is a resource, not executable`);

@@ -3,19 +3,16 @@
  * a capability against it. The stdio session calls it directly; the HTTP thread reaches it only
  * for what reads the peer board (everything else runs in the pool over the snapshot).
  */
-import { CapabilityError, errorMessage } from '../errors.js';
+import { CapabilityError, errorMessage } from '../platform/errors.js';
 import type { LayerView } from '../layer/view.js';
-import { guidanceLines, instructionsFor } from '../mcp/instructions.js';
 import type { Coordination } from '../coordination/coordination.js';
-import { sessionOf } from '../coordination/processes.js';
+import { sessionOf } from '../platform/proc.js';
 import type { PeerBoard, PeerClient } from '../peers/board.js';
-import type { ContextByReads } from '../registry/descriptor.js';
+import type { ContextByReads } from '../capabilities/context.js';
 import { execute, parseInput, type Registry } from '../registry/registry.js';
 import type { HarnessAccess } from '../harness/table.js';
 import type { TaskAccess } from '../tasks/board.js';
-import { layerSnapshot } from '../threads/snapshot.js';
-import type { CallContext, CallOutcome } from '../threads/types.js';
-import { VERSION } from '../version.js';
+import type { CallContext, CallOutcome } from '../platform/call.js';
 
 export interface RuntimeOptions {
   registry: Registry;
@@ -49,7 +46,6 @@ export class Runtime {
   readonly #remoteHarness: RuntimeOptions['remoteHarness'];
   readonly #url: () => string | null;
   readonly #faultCapability: string | null;
-  #guidance: string[] | null = null;
 
   constructor(options: RuntimeOptions) {
     this.#faultCapability = options.faultCapability ?? null;
@@ -96,28 +92,12 @@ export class Runtime {
   join(client: PeerClient, transport: 'stdio' | 'http', preferredPeerId?: string, clientPids: readonly number[] = []): string {
     const agent = clientPids[0];
     const where = agent === undefined ? undefined : { chain: [...clientPids], session: sessionOf(agent) };
-    return this.#board().join(client, transport, preferredPeerId, where);
-  }
-
-  /** Joins and answers the new peer's instructions; a peer whose instructions fail leaves again. */
-  joinWithInstructions(
-    client: PeerClient,
-    transport: 'stdio' | 'http',
-    preferredPeerId?: string,
-    clientPids: readonly number[] = [],
-  ): { peerId: string; instructions: string } {
-    const peerId = this.join(client, transport, preferredPeerId, clientPids);
-    try {
-      return { peerId, instructions: this.instructions(peerId) };
-    } catch (error) {
-      this.leave(peerId);
-      throw error;
-    }
+    return this.peers().join(client, transport, preferredPeerId, where);
   }
 
   /** The peer leaves the board, and its claims end with it. */
   leave(peerId: string): void {
-    if (this.#board().leave(peerId)) this.coordination?.peerLeft(peerId);
+    if (this.peers().leave(peerId)) this.coordination?.peerLeft(peerId);
   }
 
   /** Runs a capability and answers with an outcome that survives a thread boundary. */
@@ -134,28 +114,9 @@ export class Runtime {
     }
   }
 
-  /** The serving generation as every other thread of this server decodes it (a `SharedArrayBuffer`). */
-  snapshot(): SharedArrayBuffer {
-    return layerSnapshot({
-      version: VERSION,
-      generation: this.generation,
-      index: this.layer.index,
-      capabilities: this.registry.catalog.entries,
-      search: this.layer.searchIndex(),
-    });
-  }
-
-  instructions(peerId: string): string {
-    return instructionsFor({
-      counts: this.layer.countsByKind(),
-      state: this.layer.index.state,
-      diagnostics: this.layer.index.diagnostics.length,
-      url: this.#url(),
-      guidance: (this.#guidance ??= guidanceLines(this.registry.catalog)),
-      you: peerId,
-      peers: this.#board().list(),
-      claims: this.coordination?.claims() ?? [],
-    });
+  /** The shared server's base URL once bound; null while served alone. */
+  get url(): string | null {
+    return this.#url();
   }
 
   #context(reads: keyof ContextByReads, caller: string | null): ContextByReads[keyof ContextByReads] {
@@ -166,14 +127,15 @@ export class Runtime {
         return { catalog: this.registry.catalog, layer: this.#layer, generation: this.#generation };
       case 'peers':
         if (!this.coordination) throw new CapabilityError('internal', 'coordination lives beside the peer board, in the main thread');
-        return { peers: this.#board(), coordination: this.coordination, caller };
+        return { peers: this.peers(), coordination: this.coordination, caller };
       case 'harness':
         if (this.#harness && this.#tasks) return { harness: this.#harness, tasks: this.#tasks, caller };
         throw new CapabilityError('refused', 'the harness runs in the checkout\'s shared server; this client is served alone (--standalone, or the lease is unavailable), so it cannot start or read agent sessions');
     }
   }
 
-  #board(): PeerBoard {
+  /** The peer board; refused where this thread has none (a pool thread). */
+  peers(): PeerBoard {
     if (!this.board) throw new CapabilityError('internal', 'the peer board lives in the main thread, not here');
     return this.board;
   }

@@ -10,10 +10,10 @@
  * relays it; that stream ending is no reason to elect — the next request or ping finds out
  * whether the server is gone.
  */
-import { ancestry } from '../coordination/processes.js';
-import { log } from '../log.js';
-import { errorResponse, frameHead, RPC } from '../mcp/jsonrpc.js';
-import { loopbackRequest, type LoopbackResponse, type PendingRequest } from './loopback-http.js';
+import { ancestry } from '../platform/proc.js';
+import { log } from '../platform/log.js';
+import { errorResponse, frameHead, RPC } from '../platform/jsonrpc.js';
+import { loopbackRequest, type LoopbackResponse, type PendingRequest } from '../platform/loopback-http.js';
 import { getJson, PROBE_TIMEOUT_MS } from './probe.js';
 
 export type Delivery =

@@ -9,7 +9,7 @@
  *
  * Whatever the file holds, the election ends within its deadline (invariant 6).
  */
-import { log } from '../log.js';
+import { log } from '../platform/log.js';
 import { createLease, LeaseUnavailable, newLeaseDocument, readLease, removeLeaseIfUnchanged, type LeaseDocument, type LeaseReading } from './lease.js';
 import type { Checkout } from './locate.js';
 import { probe } from './probe.js';
@@ -101,7 +101,7 @@ export async function elect(options: ElectionOptions): Promise<ElectionOutcome> 
         // (loaded here: a bridge never needs it, nor the git it runs).
         if (!verified) await (await import('../layer/local-half.js')).verifyLocalHalf(options.checkout.root, options.checkout.localPath);
         verified = true;
-        const version = options.version ?? (await import('../version.js')).VERSION;
+        const version = options.version ?? (await import('../platform/version.js')).VERSION;
         const doc = await newLeaseDocument(options.checkout.root, version, options.checkout.manifestFingerprint);
         if (await createLease(path, doc)) return { role: 'owner', lease: doc, predecessor };
         continue;

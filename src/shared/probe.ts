@@ -3,7 +3,7 @@
  * token. A live server names majordomus, accepts that token (so it is the server that wrote the
  * lease, not another one now on its port) and says it holds the lease.
  */
-import { loopbackRequest } from './loopback-http.js';
+import { loopbackRequest } from '../platform/loopback-http.js';
 
 export const PROBE_TIMEOUT_MS = 2_000;
 

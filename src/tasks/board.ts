@@ -12,7 +12,8 @@ import { writeFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HarnessAccess, SessionTurns } from '../harness/table.js';
 import { HarnessRefusal } from '../harness/types.js';
-import type { CallContext } from '../threads/types.js';
+import type { CallContext } from '../platform/call.js';
+import { CHANNEL_CAPABILITY, type PeerNotice } from '../peers/notice.js';
 import { readTurnOutcome, type TurnOutcome } from './outcome.js';
 import type { CancelAnswer, TaskState } from './schemas.js';
 import { UsageTable, type UsageRecord, type UsageSnapshot } from './usage.js';
@@ -22,19 +23,6 @@ const RESULT_HEAD = 2_000;
 const RESULT_TAIL = 1_000;
 /** A question or result quoted in a notice to another agent is capped at this. */
 const NOTICE_TEXT_CAP = 2_000;
-/** The experimental client capability a channel notice needs. */
-export const CHANNEL_CAPABILITY = 'claude/channel';
-
-/** A notification for one peer; `requires` names the experimental capability its client must have declared. */
-export interface PeerNotice {
-  peer: string;
-  method: string;
-  params: Record<string, unknown>;
-  requires: string | null;
-  /** What the peer gets instead when its client did not declare `requires`; nothing when absent. */
-  fallback?: { method: string; params: Record<string, unknown> };
-}
-
 export interface RunTaskInput {
   task: string;
   cwd?: string;

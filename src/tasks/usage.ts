@@ -5,20 +5,9 @@
  * (a task's own totals, which its executor reports, survive in its transcript).
  */
 
-/** One forwarded request, as the gateway reports it once it ended. */
-export interface UsageRecord {
-  /** `X-Majordomus-Task` of the request (the harness session the executor runs as), if any. */
-  task: string | null;
-  /** The provider that answered (or the last one tried). */
-  provider: string;
-  model: string;
-  prompt_tokens: number;
-  completion_tokens: number;
-  /** How many providers failed before this one answered. */
-  failovers: number;
-  /** Whether a provider answered successfully. */
-  ok: boolean;
-}
+import type { UsageRecord } from '../gateway/usage.js';
+
+export type { UsageRecord };
 
 export interface UsageCounts {
   requests: number;

@@ -10,6 +10,8 @@ import type { CapabilityEntry } from '../registry/catalog.js';
 import { buildSearchIndex } from '../layer/search.js';
 import type { LayerIndex } from '../layer/types.js';
 import { createLayerView, type LayerView } from '../layer/view.js';
+import { VERSION } from '../platform/version.js';
+import type { Runtime } from '../runtime/runtime.js';
 
 const MAGIC = 0x3153_4a4d; // "MJS1" read as a little-endian u32
 const HEADER_BYTES = 8;
@@ -71,4 +73,15 @@ export function decodeSnapshot(buffer: SharedArrayBuffer): SnapshotContent {
   const length = header.getUint32(4, true);
   const text = new TextDecoder().decode(new Uint8Array(buffer, HEADER_BYTES, length));
   return JSON.parse(text) as SnapshotContent;
+}
+
+/** The serving generation of `runtime` as every other thread of the server decodes it. */
+export function runtimeSnapshot(runtime: Runtime): SharedArrayBuffer {
+  return layerSnapshot({
+    version: VERSION,
+    generation: runtime.generation,
+    index: runtime.layer.index,
+    capabilities: runtime.registry.catalog.entries,
+    search: runtime.layer.searchIndex(),
+  });
 }

@@ -36,7 +36,7 @@ import {
 import { conversationOf, startModelApi, type ModelApi, type ModelReply, type ReplyScript } from '../helpers/model-api.js';
 import { waitFor } from '../helpers/wait.js';
 
-const FIXTURES = fileURLToPath(new URL('../fixtures/harness/vendor-events/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../fixtures/harness/vendor-events', import.meta.url));
 const RECORD = process.env.RECORD_VENDOR_EVENTS === '1';
 /** Generous: one turn takes about 1 s (claude, codex) to 4 s (gemini) here, on a quiet machine. */
 const TURN_TIMEOUT_MS = 120_000;

@@ -239,19 +239,19 @@ describe('bin/majordomus-mcp', () => {
       await utimes(main, new Date(Date.now() - 3600_000), new Date(Date.now() - 3600_000));
       const before = await mtime(main);
       const now = new Date();
-      await utimes(join(pkg, 'src/log.ts'), now, now);
+      await utimes(join(pkg, 'src/platform/log.ts'), now, now);
 
       const run = await runLauncher(launcher, ['--standalone'], { cwd: repo.root, timeoutMs: BUILD_TIMEOUT_MS });
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toBe('');
       expect(run.stderr).toContain('building (npm run build)');
-      expect(run.stderr).toContain('src/log.ts is newer than the build');
+      expect(run.stderr).toContain('src/platform/log.ts is newer than the build');
       expect(await mtime(main)).toBeGreaterThan(before);
     },
     BUILD_TIMEOUT_MS,
   );
 
-  it.each(['workers/priority.ts', 'tsconfig.json', 'package.json'])(
+  it.each(['workers/pool-task.ts', 'tsconfig.json', 'package.json'])(
     'runs npm run build when %s is newer than the build, its stdout sent to stderr',
     async (source) => {
       const past = new Date(Date.now() - 2 * 3600_000);

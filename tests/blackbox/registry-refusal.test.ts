@@ -15,7 +15,7 @@ import { runCli } from '../helpers/cli.js';
 import { createFixtureRepo, makeTempDir, type FixtureRepo } from '../helpers/fixture-repo.js';
 import { BUILT_PARTS, copyPackage } from '../helpers/package-copy.js';
 
-const BUILTINS = 'dist/src/registry/builtins.js';
+const BUILTINS = 'dist/src/capabilities/layer.js';
 const DUPLICATE = /duplicate tool name "majordomus_list": (objects\.list, objects\.get|objects\.get, objects\.list)/;
 
 describe('a registry whose capabilities share a tool name', () => {

@@ -14,7 +14,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { EXIT, LOCAL_ERRORS, WIRE_ERRORS } from '../../src/errors.js';
+import { EXIT, LOCAL_ERRORS, WIRE_ERRORS } from '../../src/platform/errors.js';
 
 const page = readFileSync(new URL('../../docs/generated/errors.md', import.meta.url), 'utf8');
 const openapi = JSON.parse(readFileSync(new URL('../../docs/generated/openapi.json', import.meta.url), 'utf8')) as {

@@ -17,7 +17,7 @@ import { withTimeout } from '../helpers/wait.js';
 import { summaryLine, type RunCounts } from '../summary-reporter.js';
 
 const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const FIXTURE_ROOT = fileURLToPath(new URL('../fixtures/reporter/', import.meta.url));
+const FIXTURE_ROOT = fileURLToPath(new URL('../fixtures/reporter', import.meta.url));
 const VITEST = fileURLToPath(new URL('../../node_modules/vitest/vitest.mjs', import.meta.url));
 
 /** Generous: a vitest run starts vite and a worker on a loaded two-core machine. */

@@ -2,14 +2,15 @@
  * `majordomus capabilities list|describe|schema|validate`. `list` and `describe` run the
  * capabilities whose CLI path they are; `schema` and `validate` work on the registry itself.
  */
-import { CapabilityError, EXIT, MajordomusError } from '../../errors.js';
+import { CapabilityError, EXIT, MajordomusError } from '../../platform/errors.js';
 import { createLayerView } from '../../layer/view.js';
 import { loadLayer } from '../../layer/load.js';
 import { jsonSchemaOf, type CapabilityEntry } from '../../registry/catalog.js';
-import type { CapabilityDescriptor, ContextByReads } from '../../registry/descriptor.js';
+import type { CapabilityDescriptor } from '../../registry/descriptor.js';
+import type { ContextByReads } from '../../capabilities/context.js';
 import { execute, parseInput, type Registry } from '../../registry/registry.js';
 import { builtinRegistry } from '../../runtime/load.js';
-import { settings } from '../../settings.js';
+import { settings } from '../../platform/settings.js';
 import { choiceOption, usageError, type ParsedArgs } from '../args.js';
 
 function print(text: string): void {

@@ -4,7 +4,7 @@
  * whatever goes wrong ends in a `result` event with status `error` and the reason.
  */
 import { realpath } from 'node:fs/promises';
-import { EXIT, errorMessage } from '../../errors.js';
+import { EXIT, errorMessage } from '../../platform/errors.js';
 import type { ChatEndpoint } from '../../executor/chat.js';
 import { ConversationError, ConversationStore, conversationDir, isConversationId, type Conversation } from '../../executor/conversation.js';
 import { apiKeyFrom, readExecutorEnvironment } from '../../executor/environment.js';
@@ -13,7 +13,7 @@ import { DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_TURNS, runTurn } from '../../execut
 import { policyDenyGlobs } from '../../executor/policy.js';
 import { systemPrompt } from '../../executor/prompt.js';
 import { createTools } from '../../executor/tools/index.js';
-import { log } from '../../log.js';
+import { log } from '../../platform/log.js';
 import { locateCheckout } from '../../shared/locate.js';
 import { readLease } from '../../shared/lease.js';
 import { choiceOption, integerOption, usageError, type ParsedArgs } from '../args.js';

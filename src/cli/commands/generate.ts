@@ -1,12 +1,12 @@
 /** `majordomus generate [--check]`: docs/generated/* from the registry. */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { EXIT, MajordomusError } from '../../errors.js';
+import { EXIT, MajordomusError } from '../../platform/errors.js';
 import { generatedFiles } from '../../generate/files.js';
-import { log } from '../../log.js';
-import { PACKAGE_ROOT } from '../../package-root.js';
+import { log } from '../../platform/log.js';
+import { PACKAGE_ROOT } from '../../platform/package-root.js';
 import { builtinRegistry } from '../../runtime/load.js';
-import { VERSION } from '../../version.js';
+import { VERSION } from '../../platform/version.js';
 import { usageError, type ParsedArgs } from '../args.js';
 
 async function currentContent(path: string): Promise<string | null> {

@@ -4,7 +4,7 @@
  * layer (it runs on every commit).
  */
 import { resolve } from 'node:path';
-import { EXIT } from '../../errors.js';
+import { EXIT } from '../../platform/errors.js';
 import { GUARD_HOOKS, GUARD_MODES, type GuardHook, type GuardStatus } from '../../guard/hooks.js';
 import { choiceOption, usageError, type ParsedArgs } from '../args.js';
 

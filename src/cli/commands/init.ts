@@ -5,13 +5,13 @@
  * (or, with --dry-run, the diff); every log line goes to stderr.
  */
 import { createInterface } from 'node:readline/promises';
-import { EXIT, MajordomusError, errorMessage } from '../../errors.js';
+import { EXIT, MajordomusError, errorMessage } from '../../platform/errors.js';
 import { planDiff } from '../../init/diff.js';
 import { guardState, installGuard, type GuardState } from '../../init/guard.js';
 import { planInit, type InitPlan, type PlannedFile } from '../../init/plan.js';
 import { initRoot, launcherPath } from '../../init/root.js';
 import { writePlan } from '../../init/write.js';
-import { log } from '../../log.js';
+import { log } from '../../platform/log.js';
 import { usageError, type ParsedArgs } from '../args.js';
 
 const INSTALL_COMMAND = 'majordomus guard install';

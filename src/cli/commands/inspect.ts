@@ -1,10 +1,10 @@
 /** `majordomus mcp --inspect`: what would be served and every diagnostic. Writes nothing. */
-import { EXIT } from '../../errors.js';
+import { EXIT } from '../../platform/errors.js';
 import { toolTable } from '../../mcp/projection.js';
 import { loadServing } from '../../runtime/load.js';
-import type { GlobalOptions } from '../args.js';
+import type { LayerSelection } from '../../layer/load.js';
 
-export async function runInspect(global: GlobalOptions, format: 'text' | 'json'): Promise<number> {
+export async function runInspect(global: LayerSelection, format: 'text' | 'json'): Promise<number> {
   const { layer, registry } = await loadServing(global);
   const { index } = layer;
   const report = {

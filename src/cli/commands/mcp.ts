@@ -3,13 +3,13 @@
  * bridging to it, or serving alone when it cannot share); `--standalone` serves this client
  * alone and writes nothing; `--inspect` prints what would be served.
  */
-import { EXIT } from '../../errors.js';
-import { DEFAULT_HOST, DEFAULT_PORT } from '../../http/address.js';
-import { log } from '../../log.js';
-import { settings } from '../../settings.js';
+import { EXIT } from '../../platform/errors.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../../shared/address.js';
+import { log } from '../../platform/log.js';
+import { settings } from '../../platform/settings.js';
 import { serveStdio } from '../../mcp/stdio.js';
-import { Shutdown } from '../../runtime/shutdown.js';
-import { ClientLink } from '../../shared/link.js';
+import { Shutdown } from '../../hub/shutdown.js';
+import { ClientLink } from '../../hub/link.js';
 import { locateCheckout } from '../../shared/locate.js';
 import { choiceOption, portOption, usageError, type ParsedArgs } from '../args.js';
 
@@ -35,7 +35,7 @@ export async function runMcp(args: ParsedArgs): Promise<number> {
 
 /** This client alone: no port, no lease, no peers but itself, nothing written. */
 async function serveStandalone(args: ParsedArgs): Promise<number> {
-  const [{ loadServing }, { aloneSession }] = await Promise.all([import('../../runtime/load.js'), import('../../runtime/alone.js')]);
+  const [{ loadServing }, { aloneSession }] = await Promise.all([import('../../runtime/load.js'), import('../../hub/alone.js')]);
   const loaded = await loadServing(args.global);
   const session = aloneSession(loaded);
   log.info(`serving ${loaded.layer.index.objects.length} objects to this client alone (${loaded.layer.index.state})`);

@@ -3,15 +3,15 @@
  * election: when a server already runs it names it and exits 0.
  */
 import { fstatSync } from 'node:fs';
-import { EXIT, MajordomusError } from '../../errors.js';
-import { DEFAULT_HOST, DEFAULT_PORT } from '../../http/address.js';
-import { log } from '../../log.js';
-import { settings } from '../../settings.js';
-import { Shutdown } from '../../runtime/shutdown.js';
+import { EXIT, MajordomusError } from '../../platform/errors.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../../shared/address.js';
+import { log } from '../../platform/log.js';
+import { settings } from '../../platform/settings.js';
+import { Shutdown } from '../../hub/shutdown.js';
 import { elect } from '../../shared/election.js';
 import { LeaseUnavailable, releaseLeaseSync } from '../../shared/lease.js';
 import { locateCheckout, type Checkout } from '../../shared/locate.js';
-import type { Owner } from '../../shared/owner.js';
+import type { Owner } from '../../hub/owner.js';
 import { portOption, usageError, type ParsedArgs } from '../args.js';
 
 function stdinIsPipe(): boolean {
@@ -44,7 +44,7 @@ async function startOwner(
   }
   const { lease, predecessor } = outcome;
   holding(lease.token);
-  const [{ loadServing }, { serveOnLease, CannotShare }] = await Promise.all([import('../../runtime/load.js'), import('../../shared/owner.js')]);
+  const [{ loadServing }, { serveOnLease, CannotShare }] = await Promise.all([import('../../runtime/load.js'), import('../../hub/owner.js')]);
   try {
     return await serveOnLease({ checkout, lease, predecessor, host, port, load: () => loadServing(args.global, process.cwd()) });
   } catch (error) {

@@ -21,7 +21,7 @@
  * finish its task, and it says so.
  */
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../../package-root.js';
+import { PACKAGE_ROOT } from '../../platform/package-root.js';
 import type { Invocation, LaunchShape, TranscriptEntry, TurnParser, VendorAdapter } from './adapter.js';
 import { entry, EventParser, stringOf, toolSummary, unsupported, type JsonObject } from './events.js';
 

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { choiceOption, parseCommandLine, portOption } from '../../../src/cli/args.js';
-import { MajordomusError } from '../../../src/errors.js';
+import { MajordomusError } from '../../../src/platform/errors.js';
 
 function usageMessage(run: () => unknown): string {
   try {

@@ -13,7 +13,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ClaimBoard, type ClaimEvent } from '../../../src/coordination/claims.js';
-import { CapabilityError } from '../../../src/errors.js';
+import { CapabilityError } from '../../../src/platform/errors.js';
 
 const ROOT = '/work/checkout';
 const client = (name: string) => ({ name, version: '1' });

@@ -16,10 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Coordination } from '../../../src/coordination/coordination.js';
-import { sessionOf } from '../../../src/coordination/processes.js';
-import { CapabilityError } from '../../../src/errors.js';
+import { sessionOf } from '../../../src/platform/proc.js';
+import { CapabilityError } from '../../../src/platform/errors.js';
 import { PeerBoard } from '../../../src/peers/board.js';
-import type { PeerNotice } from '../../../src/tasks/board.js';
+import type { PeerNotice } from '../../../src/peers/notice.js';
 
 const ROOT = '/work/checkout';
 const client = (name: string) => ({ name, version: '1' });

@@ -11,7 +11,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fold, MessageBoard, type MessageEvent, type StoredMessage } from '../../../src/coordination/messages.js';
-import { CapabilityError } from '../../../src/errors.js';
+import { CapabilityError } from '../../../src/platform/errors.js';
 
 function board(epoch = 'e1', maxKept?: number) {
   const events: MessageEvent[] = [];

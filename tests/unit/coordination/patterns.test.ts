@@ -11,7 +11,7 @@
  *   bases unless the final segments end in different literal suffixes; always symmetric.
  */
 import { describe, expect, it } from 'vitest';
-import { CapabilityError } from '../../../src/errors.js';
+import { CapabilityError } from '../../../src/platform/errors.js';
 import { coverTest, isGlob, normalisePattern, patternCovers, patternsOverlap } from '../../../src/coordination/patterns.js';
 
 const ROOT = '/work/checkout';

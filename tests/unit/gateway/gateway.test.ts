@@ -14,8 +14,8 @@ import { GatewayConfigFile } from '../../../src/gateway/config.js';
 import { Gateway } from '../../../src/gateway/gateway.js';
 import { SseUsageScanner, type UsageRecord } from '../../../src/gateway/usage.js';
 import { UsageTable } from '../../../src/tasks/usage.js';
-import { isStreamed, type ReplySink, type RouteReply } from '../../../src/http/reply.js';
-import type { HttpRequest } from '../../../src/http/router.js';
+import { isStreamed, type ReplySink, type RouteReply } from '../../../src/platform/http-exchange.js';
+import type { HttpRequest } from '../../../src/platform/http-exchange.js';
 import { startModelApi, type ModelApi } from '../../helpers/model-api.js';
 import { waitFor } from '../../helpers/wait.js';
 

@@ -19,7 +19,7 @@ import { execFile } from 'node:child_process';
 import { chmod, lstat, mkdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CapabilityError } from '../../../src/errors.js';
+import { CapabilityError } from '../../../src/platform/errors.js';
 import { HOOK_MARKER, guardStatus, installHooks, uninstallHooks, type HookLauncher } from '../../../src/guard/hooks.js';
 import { git, makeTempDir } from '../../helpers/fixture-repo.js';
 

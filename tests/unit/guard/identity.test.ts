@@ -9,7 +9,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MajordomusError } from '../../../src/errors.js';
+import { MajordomusError } from '../../../src/platform/errors.js';
 import { MAX_ANCESTRY, ancestry, parentOf, peerFromEnvironment } from '../../../src/guard/identity.js';
 import { makeTempDir } from '../../helpers/fixture-repo.js';
 

@@ -12,7 +12,7 @@
  *   committer to set MAJORDOMUS_PEER.
  */
 import { describe, expect, it } from 'vitest';
-import { MajordomusError } from '../../../src/errors.js';
+import { MajordomusError } from '../../../src/platform/errors.js';
 import { claimsAnswerOf, guardSetting, judge, report, type ClaimView } from '../../../src/guard/run.js';
 
 function claim(fields: Partial<ClaimView> & Pick<ClaimView, 'id' | 'peer' | 'paths'>): ClaimView {

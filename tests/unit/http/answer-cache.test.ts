@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AnswerCache, canonicalJson } from '../../../src/http/answer-cache.js';
-import type { CallOutcome } from '../../../src/threads/types.js';
+import type { CallOutcome } from '../../../src/platform/call.js';
 
 function counting(outcome: CallOutcome): { compute: () => Promise<CallOutcome>; calls: () => number } {
   let calls = 0;

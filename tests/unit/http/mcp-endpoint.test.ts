@@ -29,9 +29,9 @@
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { McpEndpoint, PEER_HEADER, SESSION_HEADER, type McpEndpointOptions } from '../../../src/http/mcp-endpoint.js';
-import { isStreamed, type ReplySink, type RouteReply, type StreamedReply } from '../../../src/http/reply.js';
+import { isStreamed, type ReplySink, type RouteReply, type StreamedReply } from '../../../src/platform/http-exchange.js';
 import type { McpBackend } from '../../../src/mcp/session.js';
-import type { CallContext, CallOutcome } from '../../../src/threads/types.js';
+import type { CallContext, CallOutcome } from '../../../src/platform/call.js';
 import { waitFor } from '../../helpers/wait.js';
 
 interface FakeBackend extends McpBackend {

@@ -10,7 +10,7 @@
  *   wrong type.
  */
 import { describe, expect, it } from 'vitest';
-import { MajordomusError } from '../../../src/errors.js';
+import { MajordomusError } from '../../../src/platform/errors.js';
 import { detectLayout, mergeJsonEntry } from '../../../src/init/json-config.js';
 
 const ENTRY = { command: '/abs/bin/majordomus-mcp', args: [] };

@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parse } from 'smol-toml';
-import { MajordomusError } from '../../../src/errors.js';
+import { MajordomusError } from '../../../src/platform/errors.js';
 import { mergeTomlTable, renderTomlTable } from '../../../src/init/toml-config.js';
 
 const ENTRY = { command: '/abs/bin/majordomus-mcp', args: [], startup_timeout_sec: 120, required: true };

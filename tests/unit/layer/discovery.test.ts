@@ -9,7 +9,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MajordomusError } from '../../../src/errors.js';
+import { MajordomusError } from '../../../src/platform/errors.js';
 import { discover } from '../../../src/layer/discovery.js';
 import { buildIndex, loadLayer, readManifest } from '../../../src/layer/load.js';
 import type { DiscoveryMode } from '../../../src/layer/types.js';

@@ -15,8 +15,8 @@ import { mkdir, open, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildIndex, readManifest } from '../../../src/layer/load.js';
-import { RealDirectories } from '../../../src/layer/real-directories.js';
-import { NO_FOLLOW_READ, openedPathSync } from '../../../src/layer/regular-file.js';
+import { RealDirectories } from '../../../src/platform/real-directories.js';
+import { NO_FOLLOW_READ, openedPathSync } from '../../../src/platform/files.js';
 import type { DiscoveryMode, LayerIndex } from '../../../src/layer/types.js';
 import { Fixtures, gitTrack, put } from './fixture.js';
 

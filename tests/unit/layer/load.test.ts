@@ -12,7 +12,7 @@ import { symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MajordomusError } from '../../../src/errors.js';
+import { MajordomusError } from '../../../src/platform/errors.js';
 import { loadLayer } from '../../../src/layer/load.js';
 import { Fixtures, md } from './fixture.js';
 

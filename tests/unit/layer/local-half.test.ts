@@ -10,7 +10,7 @@
 import { mkdir, readdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MajordomusError } from '../../../src/errors.js';
+import { MajordomusError } from '../../../src/platform/errors.js';
 import { verifyLocalHalf } from '../../../src/layer/local-half.js';
 import { Fixtures, git, gitTrack, put } from './fixture.js';
 

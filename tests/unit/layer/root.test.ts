@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MajordomusError } from '../../../src/errors.js';
+import { MajordomusError } from '../../../src/platform/errors.js';
 import { findRoot, loadLayer } from '../../../src/layer/load.js';
 import { readManifest } from '../../../src/layer/manifest.js';
 import { Fixtures, MANIFEST, put } from './fixture.js';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { resourceRoute, type ToolTable } from '../../../src/mcp/projection.js';
 import { McpSession, type McpBackend } from '../../../src/mcp/session.js';
-import type { CallOutcome } from '../../../src/threads/types.js';
+import type { CallOutcome } from '../../../src/platform/call.js';
 
 const entry = (id: string) => ({ id, title: id, description: `${id} described` });
 

@@ -16,9 +16,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { McpTool } from '../../../src/mcp/projection.js';
-import type { JsonRpcNotification } from '../../../src/mcp/jsonrpc.js';
+import type { JsonRpcNotification } from '../../../src/platform/jsonrpc.js';
 import { McpSession, type McpBackend } from '../../../src/mcp/session.js';
-import type { CallContext, CallOutcome } from '../../../src/threads/types.js';
+import type { CallContext, CallOutcome } from '../../../src/platform/call.js';
 import { waitFor, withTimeout } from '../../helpers/wait.js';
 
 interface Call {

@@ -6,7 +6,7 @@
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import type { LayerObject } from '../../../src/layer/types.js';
-import { RPC } from '../../../src/mcp/jsonrpc.js';
+import { RPC } from '../../../src/platform/jsonrpc.js';
 import { McpSession, type McpBackend } from '../../../src/mcp/session.js';
 
 function rule(identity: string): LayerObject {

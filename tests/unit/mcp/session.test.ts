@@ -16,10 +16,10 @@
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { frameText } from '../../../src/mcp/frame.js';
 import { describe, expect, it } from 'vitest';
-import { CapabilityError } from '../../../src/errors.js';
+import { CapabilityError } from '../../../src/platform/errors.js';
 import type { LayerObject } from '../../../src/layer/types.js';
 import type { McpTool, ToolTable } from '../../../src/mcp/projection.js';
-import { RPC } from '../../../src/mcp/jsonrpc.js';
+import { RPC } from '../../../src/platform/jsonrpc.js';
 import { McpSession, type McpBackend } from '../../../src/mcp/session.js';
 import type { PeerClient } from '../../../src/peers/board.js';
 

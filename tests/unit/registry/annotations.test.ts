@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { toolTable } from '../../../src/mcp/projection.js';
-import { BUILTIN_CAPABILITIES } from '../../../src/registry/builtins.js';
+import { BUILTIN_CAPABILITIES } from '../../../src/capabilities/index.js';
 import { TOOL_EFFECTS } from '../../helpers/builtins.js';
 import { annotationsFor, CAPABILITY_KINDS, methodFor } from '../../../src/registry/descriptor.js';
 import { buildRegistry } from '../../../src/registry/registry.js';

@@ -11,8 +11,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { MajordomusError } from '../../../src/errors.js';
-import { BUILTIN_CAPABILITIES } from '../../../src/registry/builtins.js';
+import { MajordomusError } from '../../../src/platform/errors.js';
+import { BUILTIN_CAPABILITIES } from '../../../src/capabilities/index.js';
 import { registryViolations } from '../../../src/registry/checks.js';
 import type { CapabilityDescriptor } from '../../../src/registry/descriptor.js';
 import { buildRegistry } from '../../../src/registry/registry.js';

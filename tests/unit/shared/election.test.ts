@@ -19,7 +19,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MajordomusError } from '../../../src/errors.js';
+import { MajordomusError } from '../../../src/platform/errors.js';
 import { elect, judgeLease } from '../../../src/shared/election.js';
 import { LEASE_SCHEMA, LeaseUnavailable, readLease, type LeaseDocument, type LeaseReading } from '../../../src/shared/lease.js';
 import type { Checkout } from '../../../src/shared/locate.js';

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../../../src/platform/package-root.js';
 import { adapterFor } from '../../../../src/harness/vendors/index.js';
 
 const executor = adapterFor('executor');

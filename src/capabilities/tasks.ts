@@ -6,9 +6,10 @@
  */
 import { z } from 'zod';
 import { MAX_PROMPT_BYTES } from '../harness/prepare.js';
-import { defineCapability, type CapabilityDescriptor } from '../registry/descriptor.js';
-import { DEFAULT_MAX_TURNS } from './board.js';
-import { CancelAnswerSchema, TaskStateSchema, UsageSnapshotSchema } from './schemas.js';
+import type { CapabilityDescriptor } from '../registry/descriptor.js';
+import { capability } from './context.js';
+import { DEFAULT_MAX_TURNS } from '../tasks/board.js';
+import { CancelAnswerSchema, TaskStateSchema, UsageSnapshotSchema } from '../tasks/schemas.js';
 
 const taskId = z.string().min(1).max(64).describe('The task_id run_task answered.');
 const waitFields = {
@@ -16,7 +17,7 @@ const waitFields = {
   timeout_seconds: z.number().int().min(1).max(3600).optional().describe('How long wait waits (default 120 s); the task goes on after it.'),
 };
 
-export const runTask = defineCapability({
+export const runTask = capability({
   id: 'tasks.run_task',
   kind: 'command',
   title: 'Delegate a task to the executor',
@@ -41,7 +42,7 @@ export const runTask = defineCapability({
   handler: (input, { tasks, caller }, call) => tasks.run(input, caller, call),
 });
 
-export const replyTask = defineCapability({
+export const replyTask = capability({
   id: 'tasks.reply_task',
   kind: 'command',
   title: 'Answer a task\'s question',
@@ -55,7 +56,7 @@ export const replyTask = defineCapability({
   handler: (input, { tasks }, call) => tasks.reply(input, call),
 });
 
-export const checkTask = defineCapability({
+export const checkTask = capability({
   id: 'tasks.check_task',
   kind: 'query',
   title: 'A task\'s state',
@@ -68,7 +69,7 @@ export const checkTask = defineCapability({
   handler: (input, { tasks }) => tasks.check(input),
 });
 
-export const cancelTask = defineCapability({
+export const cancelTask = capability({
   id: 'tasks.cancel_task',
   kind: 'command',
   title: 'Cancel a task',
@@ -82,7 +83,7 @@ export const cancelTask = defineCapability({
   handler: (input, { tasks }) => tasks.cancel(input),
 });
 
-export const gatewayUsage = defineCapability({
+export const gatewayUsage = capability({
   id: 'tasks.usage',
   kind: 'query',
   title: 'Model usage',

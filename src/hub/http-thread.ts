@@ -4,16 +4,19 @@
  */
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { MajordomusError } from '../errors.js';
-import { urlOf } from './address.js';
-import { log } from '../log.js';
-import { onExit } from '../runtime/exit-hooks.js';
+import { MajordomusError } from '../platform/errors.js';
+import { urlOf } from '../shared/address.js';
+import { log } from '../platform/log.js';
+import { onExit } from '../platform/exit-hooks.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { settings } from '../settings.js';
-import { rpcClient, serveRpc, type RpcServed } from '../threads/rpc.js';
-import { HTTP_CONTROL_METHODS, PROGRESS_STREAM, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../threads/types.js';
+import { settings } from '../platform/settings.js';
+import { rpcClient, serveRpc, type RpcServed } from '../platform/rpc.js';
+import { HTTP_CONTROL_METHODS, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../threads/http.js';
+import { PROGRESS_STREAM } from '../platform/call.js';
 import { pageHostState } from '../page/host-state.js';
 import type { PageTopic } from '../page/state.js';
+import { joinWithInstructions, runtimeInstructions } from '../mcp/instructions.js';
+import { runtimeSnapshot } from '../threads/snapshot.js';
 
 /** Control calls are quick; stopping the thread may take a while on a loaded machine. */
 const CONTROL_TIMEOUT_MS = 10_000;
@@ -56,7 +59,7 @@ export interface HttpThread {
 }
 
 /** What the main thread serves the HTTP thread, over its runtime. */
-export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstructions' | 'leave' | 'board' | 'instructions' | 'layer' | 'generation' | 'coordination'>): RpcServed<HostControl> {
+export function hostControl(runtime: Runtime): RpcServed<HostControl> {
   return {
     // The call's scope becomes its CallContext: progress goes back as events (when the caller
     // listens), a cancel aborts it.
@@ -66,7 +69,7 @@ export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstruct
         signal: scope.signal,
       }),
     join: async (client, preferred, pids) => {
-      const joined = runtime.joinWithInstructions(client, 'http', preferred ?? undefined, pids);
+      const joined = joinWithInstructions(runtime, client, 'http', preferred ?? undefined, pids);
       return { ...joined, peers: runtime.board?.size ?? 0 };
     },
     leave: async (peerId) => {
@@ -74,13 +77,13 @@ export function hostControl(runtime: Pick<Runtime, 'outcome' | 'joinWithInstruct
       return runtime.board?.size ?? 0;
     },
     touch: async (peerId) => runtime.board?.touch(peerId),
-    instructions: async (peerId) => runtime.instructions(peerId),
+    instructions: async (peerId) => runtimeInstructions(runtime, peerId),
     pageState: async () => pageHostState(runtime),
   };
 }
 
 export async function startHttpThread(runtime: Runtime, options: HttpThreadOptions): Promise<HttpThread> {
-  const snapshot = options.snapshot ?? runtime.snapshot();
+  const snapshot = options.snapshot ?? runtimeSnapshot(runtime);
   const hostChannel = new MessageChannel();
   const controlChannel = new MessageChannel();
   serveRpc<HostControl>(hostChannel.port1, hostControl(runtime));

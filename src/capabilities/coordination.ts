@@ -5,7 +5,8 @@
  * learns, in its `initialize` instructions, to claim, check and message.
  */
 import { z } from 'zod';
-import { defineCapability, type CapabilityDescriptor } from '../registry/descriptor.js';
+import type { CapabilityDescriptor } from '../registry/descriptor.js';
+import { capability } from './context.js';
 import {
   AckInputSchema,
   CheckInputSchema,
@@ -23,11 +24,11 @@ import {
   SearchInputSchema,
   SendInputSchema,
   ThreadInputSchema,
-} from './schemas.js';
+} from '../coordination/schemas.js';
 
 const claimIds = z.object({ released: z.array(z.string()) });
 
-export const claimsClaim = defineCapability({
+export const claimsClaim = capability({
   id: 'claims.claim',
   kind: 'command',
   title: 'Claim paths',
@@ -44,7 +45,7 @@ export const claimsClaim = defineCapability({
   handler: (input, { coordination, caller }) => coordination.claim(caller, input),
 });
 
-export const claimsRenew = defineCapability({
+export const claimsRenew = capability({
   id: 'claims.renew',
   kind: 'command',
   title: 'Renew claims',
@@ -57,7 +58,7 @@ export const claimsRenew = defineCapability({
   handler: ({ ids, ttl_seconds }, { coordination, caller }) => ({ claims: coordination.renew(caller, ids, ttl_seconds) }),
 });
 
-export const claimsRelease = defineCapability({
+export const claimsRelease = capability({
   id: 'claims.release',
   kind: 'command',
   title: 'Release claims',
@@ -71,7 +72,7 @@ export const claimsRelease = defineCapability({
   handler: ({ ids }, { coordination, caller }) => ({ released: coordination.release(caller, ids) }),
 });
 
-export const claimsReleaseStale = defineCapability({
+export const claimsReleaseStale = capability({
   id: 'claims.release_stale',
   kind: 'command',
   title: 'Release stale claims',
@@ -84,7 +85,7 @@ export const claimsReleaseStale = defineCapability({
   handler: ({ ids }, { coordination, caller }) => ({ released: coordination.releaseStale(caller, ids) }),
 });
 
-export const claimsList = defineCapability({
+export const claimsList = capability({
   id: 'claims.list',
   kind: 'query',
   title: 'List claims',
@@ -98,7 +99,7 @@ export const claimsList = defineCapability({
   handler: ({ as, pids }, { coordination, caller }) => ({ you: caller ?? coordination.identify(as, pids), claims: coordination.claims() }),
 });
 
-export const claimsCheck = defineCapability({
+export const claimsCheck = capability({
   id: 'claims.check',
   kind: 'query',
   title: 'Check paths',
@@ -112,7 +113,7 @@ export const claimsCheck = defineCapability({
   handler: ({ paths }, { coordination, caller }) => ({ you: caller, paths: coordination.check(paths) }),
 });
 
-export const messagesSend = defineCapability({
+export const messagesSend = capability({
   id: 'messages.send',
   kind: 'command',
   title: 'Send a message',
@@ -126,7 +127,7 @@ export const messagesSend = defineCapability({
   handler: (input, { coordination, caller }) => coordination.send(caller, input),
 });
 
-export const messagesInbox = defineCapability({
+export const messagesInbox = capability({
   id: 'messages.inbox',
   kind: 'query',
   title: 'Inbox',
@@ -143,7 +144,7 @@ export const messagesInbox = defineCapability({
   handler: (input, { coordination, caller }) => coordination.inbox(caller, input),
 });
 
-export const messagesAck = defineCapability({
+export const messagesAck = capability({
   id: 'messages.ack',
   kind: 'command',
   title: 'Acknowledge messages',
@@ -156,7 +157,7 @@ export const messagesAck = defineCapability({
   handler: ({ ids }, { coordination, caller }) => ({ acknowledged: coordination.ack(caller, ids) }),
 });
 
-export const messagesThread = defineCapability({
+export const messagesThread = capability({
   id: 'messages.thread',
   kind: 'query',
   title: 'Read a thread',
@@ -169,7 +170,7 @@ export const messagesThread = defineCapability({
   handler: ({ thread, limit }, { coordination }) => ({ thread, messages: coordination.thread(thread, limit) }),
 });
 
-export const messagesSearch = defineCapability({
+export const messagesSearch = capability({
   id: 'messages.search',
   kind: 'query',
   title: 'Search messages',

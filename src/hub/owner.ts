@@ -12,25 +12,26 @@
  * supersedes this one: it then answers `leaseholder: false`, takes no new sessions and keeps the
  * ones it has.
  */
-import { log } from '../log.js';
+import { log } from '../platform/log.js';
 import { localSession } from '../mcp/local-backend.js';
 import type { McpSession } from '../mcp/session.js';
-import type { PeerNotice } from '../tasks/board.js';
+import type { PeerNotice } from '../peers/notice.js';
 import { BoardFile, boardPathFor, loadSavedBoard } from '../peers/board-file.js';
 import { PeerBoard } from '../peers/board.js';
 import { Coordination } from '../coordination/coordination.js';
 import { randomBytes } from 'node:crypto';
 import type { Loaded } from '../runtime/load.js';
 import { Runtime } from '../runtime/runtime.js';
-import { settings } from '../settings.js';
-import { startHttpThread, type HttpThread } from '../http/thread.js';
-import { startHarnessThread, type HarnessThread } from '../harness/thread.js';
-import { startFreshness, type Generation, type LayerFreshness } from '../runtime/freshness.js';
+import { settings } from '../platform/settings.js';
+import { startHttpThread, type HttpThread } from './http-thread.js';
+import { startHarnessThread, type HarnessThread } from './harness-thread.js';
+import { startFreshness, type Generation, type LayerFreshness } from './layer-thread.js';
 import { dirname, join } from 'node:path';
-import { isLoopbackHost } from '../http/guard.js';
-import { BIND_GRACE_MS, judgeLease, type Predecessor } from './election.js';
-import { publishLease, readLease, releaseLeaseSync, republishLease, type LeaseDocument } from './lease.js';
-import type { Checkout } from './locate.js';
+import { isLoopbackHost } from '../platform/access.js';
+import { BIND_GRACE_MS, judgeLease, type Predecessor } from '../shared/election.js';
+import { publishLease, readLease, releaseLeaseSync, republishLease, type LeaseDocument } from '../shared/lease.js';
+import type { Checkout } from '../shared/locate.js';
+import { runtimeSnapshot } from '../threads/snapshot.js';
 
 const LEASE_WATCH_MS = 1_000;
 
@@ -136,7 +137,7 @@ export class Owner {
     if (!isLoopbackHost(options.host)) {
       log.warn(`${options.host} is not a loopback address: other machines can reach this server (Host and Origin must still name it by IP; every request needs the token)`);
     }
-    const snapshot = runtime.snapshot();
+    const snapshot = runtimeSnapshot(runtime);
     // The session table of the checkout: `<local>/state/harness`, beside the lease's directory.
     const harnessDir = join(dirname(dirname(checkout.leasePath)), 'harness');
     try {

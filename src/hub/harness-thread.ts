@@ -4,14 +4,15 @@
  * stops it — every running agent's group with it — along the one shutdown path.
  */
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { errorMessage, MajordomusError } from '../errors.js';
-import { log } from '../log.js';
-import { onExit } from '../runtime/exit-hooks.js';
-import { settings } from '../settings.js';
-import { rpcClient } from '../threads/rpc.js';
-import { harnessCall, HARNESS_CALL_TIMEOUT_MS } from './remote.js';
-import type { PeerNotice } from '../tasks/board.js';
-import { HARNESS_CONTROL_METHODS, NOTICE_STREAM, type CallContext, type CallOutcome, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../threads/types.js';
+import { errorMessage, MajordomusError } from '../platform/errors.js';
+import { log } from '../platform/log.js';
+import { onExit } from '../platform/exit-hooks.js';
+import { settings } from '../platform/settings.js';
+import { rpcClient } from '../platform/rpc.js';
+import { harnessCall, HARNESS_CALL_TIMEOUT_MS } from '../threads/harness-call.js';
+import type { PeerNotice } from '../peers/notice.js';
+import { HARNESS_CONTROL_METHODS, NOTICE_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../threads/harness.js';
+import { type CallContext, type CallOutcome } from '../platform/call.js';
 
 const STOP_TIMEOUT_MS = 30_000;
 

@@ -1,5 +1,5 @@
 /**
- * The bridge's HTTP client over node:net (src/shared/loopback-http.ts), against a real node:http
+ * The bridge's HTTP client over node:net (src/platform/loopback-http.ts), against a real node:http
  * server on port 0. Covers: a body framed by Content-Length (split across packets), chunked, or
  * the close; a 204; the request line, Host, Connection: close, Content-Length and the headers
  * sent; headers read case-insensitively; a refused connection rejects with ECONNREFUSED; a
@@ -12,7 +12,7 @@ import { createServer as createNetServer, type Server as NetServer } from 'node:
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loopbackRequest } from '../../../src/shared/loopback-http.js';
+import { loopbackRequest } from '../../../src/platform/loopback-http.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const servers: Array<Server | NetServer> = [];

@@ -14,24 +14,24 @@
  * The bridge path imports nothing heavy: the layer, the registry and the HTTP thread are loaded
  * only by a process that serves.
  */
-import { MajordomusError, errorMessage } from '../errors.js';
-import { log } from '../log.js';
-import type { GlobalOptions } from '../cli/args.js';
-import { errorFrameFor, RPC } from '../mcp/jsonrpc.js';
+import { MajordomusError, errorMessage } from '../platform/errors.js';
+import { log } from '../platform/log.js';
+import type { LayerSelection } from '../layer/load.js';
+import { errorFrameFor, RPC } from '../platform/jsonrpc.js';
 import type { McpSession } from '../mcp/session.js';
 import type { Loaded } from '../runtime/load.js';
-import { settings } from '../settings.js';
-import { HttpBridge } from './bridge.js';
-import { elect, type Predecessor } from './election.js';
-import { LeaseUnavailable, releaseLeaseSync, type LeaseDocument } from './lease.js';
-import type { Checkout } from './locate.js';
+import { settings } from '../platform/settings.js';
+import { HttpBridge } from '../shared/bridge.js';
+import { elect, type Predecessor } from '../shared/election.js';
+import { LeaseUnavailable, releaseLeaseSync, type LeaseDocument } from '../shared/lease.js';
+import type { Checkout } from '../shared/locate.js';
 import type { Owner } from './owner.js';
 
 const MAX_REJOINS = 3;
 
 export interface LinkOptions {
   checkout: Checkout;
-  global: GlobalOptions;
+  global: LayerSelection;
   cwd: string;
   host: string;
   port: number;
@@ -316,7 +316,7 @@ export class ClientLink {
   async #serveAlone(pending: string | null, initial: boolean, hint: string | null, loaded: Loaded | null): Promise<void> {
     try {
       const layer = loaded ?? (await this.#load());
-      const { aloneSession } = await import('../runtime/alone.js');
+      const { aloneSession } = await import('./alone.js');
       const session = aloneSession(layer, hint);
       for (const line of this.#replayable(pending)) await session.handleText(line);
       if (this.#streamWrite) session.streamTo(this.#streamWrite);

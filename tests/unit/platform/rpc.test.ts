@@ -1,5 +1,5 @@
 /**
- * Calls between threads (src/threads/rpc.ts), over a real MessageChannel and a real worker
+ * Calls between threads (src/platform/rpc.ts), over a real MessageChannel and a real worker
  * thread. Covers: a call answered with its value; a handler's failure answered as an RpcError
  * with its message; an unknown method refused; a deadline (a handler that never answers fails the
  * call, it never hangs); a value the sender cannot serialize (nested 10,000 deep) fails at once;
@@ -12,7 +12,7 @@
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rpcClient, RpcError, serveRpc, type RpcCallScope } from '../../../src/threads/rpc.js';
+import { rpcClient, RpcError, serveRpc, type RpcCallScope } from '../../../src/platform/rpc.js';
 import { waitFor } from '../../helpers/wait.js';
 
 interface Echo {

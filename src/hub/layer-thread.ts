@@ -5,15 +5,15 @@
  * watching, building and encoding happen in the worker.
  */
 import { Worker } from 'node:worker_threads';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../platform/errors.js';
 import type { LayerIndex } from '../layer/types.js';
 import type { LayerView } from '../layer/view.js';
-import { log } from '../log.js';
-import { settings } from '../settings.js';
+import { log } from '../platform/log.js';
+import { settings } from '../platform/settings.js';
 import { decodeSnapshot, snapshotView } from '../threads/snapshot.js';
 import type { DiscoveryMode } from '../layer/types.js';
-import type { LayerBuildMessage, LayerBuildWorkerData } from '../threads/types.js';
-import { onExit } from './exit-hooks.js';
+import type { LayerBuildMessage, LayerBuildWorkerData } from '../threads/layer-build.js';
+import { onExit } from '../platform/exit-hooks.js';
 
 /** A burst of changes is built once nothing changed for this long… */
 export const RELOAD_QUIET_MS = 50;

@@ -1,6 +1,6 @@
 /**
- * The bridge's readers of a streamed answer, fed piece by piece (src/shared/sse-reader.ts and the
- * chunked decoder of src/shared/loopback-http.ts). Covers:
+ * The bridge's readers of a streamed answer, fed piece by piece (src/platform/sse.ts and the
+ * chunked decoder of src/platform/loopback-http.ts). Covers:
  * - every `message` event (named or not) is handed on as soon as its closing blank line arrives,
  *   whatever the cut: LF, CRLF, a CR and its LF in two reads, a line split anywhere, a multi-byte
  *   character split between its bytes;
@@ -10,8 +10,8 @@
  *   and the decoder says it is done at the last chunk; a malformed size line is refused.
  */
 import { describe, expect, it } from 'vitest';
-import { ChunkedDecoder } from '../../../src/shared/loopback-http.js';
-import { SseReader } from '../../../src/shared/sse-reader.js';
+import { ChunkedDecoder } from '../../../src/platform/loopback-http.js';
+import { SseReader } from '../../../src/platform/sse.js';
 
 const STREAM =
   'event: message\ndata: {"text":"déjà vu — ✓"}\n\n' +

@@ -1,6 +1,6 @@
 /**
  * A call with a context crossing from the HTTP thread to the main thread: the dispatcher's
- * `invokeOnMainThread` over a real MessageChannel served by `hostControl` (src/http/thread.ts)
+ * `invokeOnMainThread` over a real MessageChannel served by `hostControl` (src/hub/http-thread.ts)
  * around a fake runtime. Covers:
  * - the handler's progress lines reach the caller's onProgress, in order, before the outcome;
  * - aborting the caller's signal aborts the handler's and answers a `cancelled` outcome at once;
@@ -10,10 +10,11 @@
 import { MessageChannel } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { invokeOnMainThread } from '../../../src/http/dispatcher.js';
-import { hostControl } from '../../../src/http/thread.js';
+import { hostControl } from '../../../src/hub/http-thread.js';
 import type { Runtime } from '../../../src/runtime/runtime.js';
-import { rpcClient, serveRpc } from '../../../src/threads/rpc.js';
-import { HOST_CONTROL_METHODS, type CallContext, type CallOutcome, type HostControl } from '../../../src/threads/types.js';
+import { rpcClient, serveRpc } from '../../../src/platform/rpc.js';
+import { HOST_CONTROL_METHODS, type HostControl } from '../../../src/threads/http.js';
+import { type CallContext, type CallOutcome } from '../../../src/platform/call.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const channels: MessageChannel[] = [];

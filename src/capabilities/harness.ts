@@ -6,8 +6,9 @@
  * code and secrets.
  */
 import { z } from 'zod';
-import { defineCapability, type CapabilityDescriptor } from '../registry/descriptor.js';
-import { MAX_PROMPT_BYTES } from './prepare.js';
+import type { CapabilityDescriptor } from '../registry/descriptor.js';
+import { capability } from './context.js';
+import { MAX_PROMPT_BYTES } from '../harness/prepare.js';
 import {
   KillAnswerSchema,
   LaunchAnswerSchema,
@@ -17,7 +18,7 @@ import {
   SendAnswerSchema,
   SessionListSchema,
   SessionStatusSchema,
-} from './schemas.js';
+} from '../harness/schemas.js';
 
 const sessionId = z.string().max(64).describe('The session handle spawn answered (a UUID).');
 const text = (max: number) => z.string().min(1).max(max);
@@ -31,7 +32,7 @@ const launchFields = {
   timeout_seconds: waitSeconds.optional().describe('How long wait waits (default 120 s); the turn goes on after it.'),
 };
 
-export const listProfiles = defineCapability({
+export const listProfiles = capability({
   id: 'harness.list_profiles',
   kind: 'query',
   title: 'List agent profiles',
@@ -45,7 +46,7 @@ export const listProfiles = defineCapability({
   handler: (_input, { harness }) => harness.listProfiles(),
 });
 
-export const spawnSession = defineCapability({
+export const spawnSession = capability({
   id: 'harness.spawn',
   kind: 'command',
   title: 'Spawn an agent session',
@@ -68,7 +69,7 @@ export const spawnSession = defineCapability({
   handler: (input, { harness, caller }, call) => harness.spawn(input, call, caller),
 });
 
-export const sendSession = defineCapability({
+export const sendSession = capability({
   id: 'harness.session_send',
   kind: 'command',
   title: 'Send a turn to a session',
@@ -82,7 +83,7 @@ export const sendSession = defineCapability({
   handler: (input, { harness }, call) => harness.send(input, call),
 });
 
-export const listSessions = defineCapability({
+export const listSessions = capability({
   id: 'harness.session_list',
   kind: 'query',
   title: 'List sessions',
@@ -96,7 +97,7 @@ export const listSessions = defineCapability({
   handler: (_input, { harness }) => harness.list(),
 });
 
-export const sessionStatus = defineCapability({
+export const sessionStatus = capability({
   id: 'harness.session_status',
   kind: 'query',
   title: 'Session status',
@@ -109,7 +110,7 @@ export const sessionStatus = defineCapability({
   handler: (input, { harness }) => harness.status(input),
 });
 
-export const readSession = defineCapability({
+export const readSession = capability({
   id: 'harness.session_read',
   kind: 'query',
   title: 'Read a transcript',
@@ -131,7 +132,7 @@ export const readSession = defineCapability({
   handler: (input, { harness }, call) => harness.read(input, call),
 });
 
-export const killSession = defineCapability({
+export const killSession = capability({
   id: 'harness.session_kill',
   kind: 'command',
   title: 'Kill a session',
@@ -145,7 +146,7 @@ export const killSession = defineCapability({
   handler: (input, { harness }) => harness.kill(input),
 });
 
-export const sessionResource = defineCapability({
+export const sessionResource = capability({
   id: 'harness.session_resource',
   kind: 'query',
   title: 'A session resource',

@@ -7,10 +7,11 @@ import { localSession } from '../mcp/local-backend.js';
 import type { McpSession } from '../mcp/session.js';
 import { Coordination } from '../coordination/coordination.js';
 import { PeerBoard } from '../peers/board.js';
-import { settings } from '../settings.js';
-import { startFreshness } from './freshness.js';
-import type { Loaded } from './load.js';
-import { Runtime } from './runtime.js';
+import { settings } from '../platform/settings.js';
+import { startFreshness } from './layer-thread.js';
+import type { Loaded } from '../runtime/load.js';
+import { Runtime } from '../runtime/runtime.js';
+import { runtimeSnapshot } from '../threads/snapshot.js';
 
 export function aloneSession(loaded: Loaded, preferredPeerId: string | null = null): McpSession {
   const board = new PeerBoard();
@@ -19,7 +20,7 @@ export function aloneSession(loaded: Loaded, preferredPeerId: string | null = nu
   const session = localSession(runtime, preferredPeerId);
   // The worker ends with the process (an exit hook); it never keeps it alive.
   startFreshness({
-    snapshot: runtime.snapshot(),
+    snapshot: runtimeSnapshot(runtime),
     discovery: runtime.layer.index.discovery,
     onGeneration: (next) => {
       runtime.useGeneration(next.generation, next.layer);

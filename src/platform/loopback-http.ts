@@ -9,7 +9,7 @@
  * to `onEvent` at once (a follow's progress must reach the client while the call still runs).
  */
 import { connect, type Socket } from 'node:net';
-import { SseReader } from './sse-reader.js';
+import { SseReader } from './sse.js';
 
 export interface LoopbackRequest {
   /** `http://HOST:PORT` of the server. */

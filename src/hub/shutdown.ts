@@ -6,7 +6,7 @@
  * second signal arrives, the urgent steps (removing the lease) run synchronously and the process
  * dies of the signal — without tearing down the HTTP thread, which would abort the process.
  */
-import { log } from '../log.js';
+import { log } from '../platform/log.js';
 
 export const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 const GRACE_MS = 5_000;

@@ -6,9 +6,10 @@
  */
 import { join } from 'node:path';
 import { z } from 'zod';
-import { PACKAGE_ROOT } from '../package-root.js';
-import { defineCapability, type CapabilityDescriptor } from '../registry/descriptor.js';
-import { GUARD_HOOKS, GUARD_MODES, guardStatus, installHooks, uninstallHooks } from './hooks.js';
+import { PACKAGE_ROOT } from '../platform/package-root.js';
+import type { CapabilityDescriptor } from '../registry/descriptor.js';
+import { capability } from './context.js';
+import { GUARD_HOOKS, GUARD_MODES, guardStatus, installHooks, uninstallHooks } from '../guard/hooks.js';
 
 const hookName = z.enum(GUARD_HOOKS);
 
@@ -25,7 +26,7 @@ const StatusSchema = z.object({
   hooks: z.array(HookStateSchema),
 });
 
-export const guardInstall = defineCapability({
+export const guardInstall = capability({
   id: 'guard.install',
   kind: 'command',
   title: 'Install the git guard',
@@ -49,7 +50,7 @@ export const guardInstall = defineCapability({
     installHooks(layer.index.root, { mode, hooks, launcher: { node: process.execPath, main: join(PACKAGE_ROOT, 'dist/src/cli/main.js') } }),
 });
 
-export const guardUninstall = defineCapability({
+export const guardUninstall = capability({
   id: 'guard.uninstall',
   kind: 'command',
   title: 'Remove the git guard',
@@ -69,7 +70,7 @@ export const guardUninstall = defineCapability({
   handler: (_input, { layer }) => uninstallHooks(layer.index.root),
 });
 
-export const guardStatusCapability = defineCapability({
+export const guardStatusCapability = capability({
   id: 'guard.status',
   kind: 'query',
   title: 'Git guard status',

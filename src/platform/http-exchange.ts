@@ -1,5 +1,38 @@
-/** What a route answers, before any server library writes it: a whole body, or a stream. */
-import { wireErrorBody, type WireErrorCode, WIRE_ERRORS } from '../errors.js';
+/**
+ * An HTTP exchange before and after any server library: the request a route reads and what it
+ * answers, a whole body or a stream. The uWS adapter (src/http/uws-server.ts) translates both.
+ */
+import { wireErrorBody, type WireErrorCode, WIRE_ERRORS } from './errors.js';
+
+/** The largest request body any route reads (a larger one is refused with 413). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface HttpRequest {
+  /** Upper case. HEAD is answered as GET; the server library drops the body. */
+  method: string;
+  path: string;
+  query: string;
+  host: string;
+  origin: string;
+  /** The `Authorization` header (`Bearer <token>`), or ''. */
+  authorization: string;
+  /** The `Content-Type` header, or ''. */
+  contentType: string;
+  /** The `Accept` header, or '' (`/mcp` streams only to a client that accepts `text/event-stream`). */
+  accept: string;
+  sessionId: string;
+  /** `Mcp-Peer-Id` on initialize: the peer id this client had before a takeover. */
+  peerHint: string;
+  /** `Mcp-Spawn-Depth` on initialize: a bridge's client's delegation depth. */
+  spawnDepth: string;
+  /** `Mcp-Client-Pids` on initialize: the process chain of a bridge's client. */
+  clientPids: string;
+  /** `X-Majordomus-Task`: the task a gateway request counts its usage against, or ''. */
+  task: string;
+  body: Uint8Array;
+  /** Aborts when the client goes away before its reply ended (a route waiting on another server stops). */
+  signal: AbortSignal;
+}
 
 /** A reply whose body is known whole (written with its Content-Length). */
 export interface HttpReply {

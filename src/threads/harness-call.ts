@@ -2,8 +2,9 @@
  * A harness call from a thread that does not hold the session table (the main thread for its own
  * client, the HTTP thread for every other caller) to the harness thread that does.
  */
-import type { RpcClient } from '../threads/rpc.js';
-import { PROGRESS_STREAM, type CallContext, type CallOutcome, type HarnessControl } from '../threads/types.js';
+import type { RpcClient } from '../platform/rpc.js';
+import { PROGRESS_STREAM, type CallContext, type CallOutcome } from '../platform/call.js';
+import { type HarnessControl } from './harness.js';
 
 /** A harness call may follow a session for up to an hour (`timeout_seconds` ≤ 3600), plus slack. */
 export const HARNESS_CALL_TIMEOUT_MS = 3_700_000;
