@@ -7,12 +7,12 @@
  */
 import { basename, isAbsolute, relative, resolve } from 'node:path';
 import picomatch from 'picomatch';
-import type { Floor } from './floor.js';
-import { floorReason } from './floor.js';
-import { inside } from './paths.js';
-import type { ProtectedFile } from './protected-files.js';
+import type { Floor } from '../floor/rules.js';
+import { floorReason } from '../floor/rules.js';
+import { insidePath } from '../platform/confine.js';
+import type { ProtectedFile } from '../floor/protected-files.js';
 import type { ToolContext } from './tool.js';
-import { toPosix } from './walk.js';
+import { toPosix } from '../platform/walk.js';
 
 /** Shell syntax between words: what is left are the words a command could name a file with. */
 const SEPARATORS = /[\s;|&<>()`$'"\\=,:{}]+/;
@@ -28,7 +28,7 @@ export function namedProtectedFile(command: string, context: ToolContext, floor:
   for (const word of commandWords(command)) {
     if (!GLOB_CHARS.test(word)) {
       const absolute = resolve(context.cwd, word);
-      const relative = inside(context.root, absolute);
+      const relative = insidePath(context.root, absolute);
       const match = relative !== undefined && relative !== '' ? floor.match(relative) : floor.match(basename(word));
       if (match) return `the command names ${word}, ${floorReason(match)}`;
       continue;

@@ -20,7 +20,7 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inside } from './paths.js';
+import { insidePath } from '../platform/confine.js';
 
 /** What a failing mask step prints before exiting 125, so a mask failure is told from the command's own. */
 export const MASK_FAILURE_MARK = 'majordomus-floor: ';
@@ -61,13 +61,19 @@ export interface MaskedProcess {
   cleanup(): Promise<void>;
 }
 
+/** `[path]` when it is an existing directory (a mount point must exist), else `[]`. */
+export async function existingDirectory(path: string): Promise<string[]> {
+  if (path === '') return [];
+  return (await stat(path).then((info) => info.isDirectory(), () => false)) ? [path] : [];
+}
+
 /** The user's key directories that exist and do not hold the checkout (masking those would hide it). */
 export async function homeDirectoriesToMask(root: string): Promise<string[]> {
   const found: string[] = [];
   for (const name of MASKED_HOME_DIRECTORIES) {
     try {
       const path = await realpath(join(homedir(), name));
-      if ((await stat(path)).isDirectory() && inside(path, root) === undefined) found.push(path);
+      if ((await stat(path)).isDirectory() && insidePath(path, root) === undefined) found.push(path);
     } catch {
       // Absent: nothing to cover.
     }

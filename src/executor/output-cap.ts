@@ -3,7 +3,7 @@
  * marker. Redaction must see whole secret values, so each kept end is held with a margin of the
  * longest value and redacted before it is trimmed: a value the cut would split is replaced whole.
  */
-import type { Redactor } from './redact.js';
+import type { Redactor } from '../floor/redact.js';
 
 export const OUTPUT_CAP = 30_000;
 export const KEEP_HEAD = 12_000;

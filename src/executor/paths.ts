@@ -1,17 +1,16 @@
 /**
- * Where a path the model names really is, and whether a tool may touch it. A path resolves
- * against the session's cwd and must stay under the root both as written and after symlinks are
- * followed; for a path that does not exist yet, its nearest existing parent is what is followed.
- * The floor is asked about both forms, so a link named `notes.txt` that points at `.env` is
- * refused like `.env` itself. Writing into `.git/` is refused: repository internals may be read,
- * never written.
+ * Where a path the model names really is, and whether a tool may touch it. The checkout's
+ * confinement (src/platform/confine.ts) resolves it against the session's cwd, as written and
+ * through links; the floor (src/floor/rules.ts) is asked about both forms, so a link named
+ * `notes.txt` that points at `.env` is refused like `.env` itself. Writing into `.git/` is
+ * refused: repository internals may be read, never written.
  */
-import { lstat, realpath } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import type { Floor } from './floor.js';
-import { floorReason } from './floor.js';
+import { relative } from 'node:path';
+import { ConfineError, realInside, resolveInside } from '../platform/confine.js';
+import { toPosix } from '../platform/walk.js';
+import type { Floor } from '../floor/rules.js';
+import { floorReason } from '../floor/rules.js';
 import type { ToolContext, ToolOutcome } from './tool.js';
-import { toPosix } from './walk.js';
 
 export interface ResolvedPath {
   /** The path with symlinks followed (for a new file: its parent's realpath joined with the rest). */
@@ -29,53 +28,26 @@ export function refusal(reason: string): ToolOutcome {
   return { ok: false, output: `refused: ${reason}`, refused: reason };
 }
 
-/** `path` relative to `root` in POSIX form, or undefined when it is not beneath it. */
-export function inside(root: string, path: string): string | undefined {
-  const rel = relative(root, path);
-  if (rel === '') return '';
-  if (rel === '..' || rel.startsWith('../') || isAbsolute(rel)) return undefined;
-  return toPosix(rel);
-}
-
-async function followSymlinks(path: string): Promise<{ real: string } | { dangling: string }> {
-  const rest: string[] = [];
-  let current = path;
-  for (;;) {
-    try {
-      return { real: join(await realpath(current), ...rest.reverse()) };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      // A link whose target is missing: writing through it would create the target, wherever it is.
-      if (await lstat(current).then(() => true, () => false)) return { dangling: current };
-      const parent = dirname(current);
-      if (parent === current) return { real: path };
-      rest.push(basename(current));
-      current = parent;
-    }
-  }
-}
-
 /** Resolves `input` for a tool; refuses a path outside the root, a protected one, or a write into `.git/`. */
 export async function resolveToolPath(input: string, context: ToolContext, floor: Floor, access: 'read' | 'write'): Promise<PathCheck> {
-  const absolute = resolve(context.cwd, input);
-  const lexical = inside(context.root, absolute);
-  if (lexical === undefined) return { ok: false, outcome: refusal(`${input} is outside the checkout (${context.root})`) };
-  const lexicalMatch = floor.match(lexical);
-  if (lexicalMatch) return { ok: false, outcome: refusal(`${input} is ${floorReason(lexicalMatch)}`) };
-  let followed: Awaited<ReturnType<typeof followSymlinks>>;
+  let lexical: string;
+  let real: { absolute: string; relative: string };
   try {
-    followed = await followSymlinks(absolute);
+    const written = resolveInside(context.root, input, { base: context.cwd, allowAbsolute: true });
+    lexical = written.relative;
+    const lexicalMatch = floor.match(lexical);
+    if (lexicalMatch) return { ok: false, outcome: refusal(`${input} is ${floorReason(lexicalMatch)}`) };
+    real = await realInside(context.root, written.absolute, input);
   } catch (error) {
-    return { ok: false, outcome: { ok: false, output: `cannot resolve ${input}: ${(error as Error).message}` } };
+    if (!(error instanceof ConfineError)) throw error;
+    if (error.reason === 'unreadable') return { ok: false, outcome: { ok: false, output: `cannot resolve ${input}: ${error.detail}` } };
+    const detail = error.reason === 'outside' ? `is outside the checkout (${context.root})` : error.detail;
+    return { ok: false, outcome: refusal(`${input} ${detail}`) };
   }
-  if ('dangling' in followed) return { ok: false, outcome: refusal(`${input} is a symlink whose target does not exist`) };
-  const real = followed.real;
-  const realRelative = inside(context.root, real);
-  if (realRelative === undefined) return { ok: false, outcome: refusal(`${input} leads outside the checkout through a symlink (to ${real})`) };
-  const realMatch = floor.match(realRelative);
-  if (realMatch) return { ok: false, outcome: refusal(`${input} leads to ${realRelative}, ${floorReason(realMatch)}`) };
-  if (access === 'write' && (realRelative.split('/').includes('.git') || lexical.split('/').includes('.git'))) {
+  const realMatch = floor.match(real.relative);
+  if (realMatch) return { ok: false, outcome: refusal(`${input} leads to ${real.relative}, ${floorReason(realMatch)}`) };
+  if (access === 'write' && (real.relative.split('/').includes('.git') || lexical.split('/').includes('.git'))) {
     return { ok: false, outcome: refusal(`${input} is inside .git/: repository internals may be read but never written`) };
   }
-  return { ok: true, path: { real, relative: realRelative, shown: toPosix(relative(context.cwd, real)) || '.' } };
+  return { ok: true, path: { real: real.absolute, relative: real.relative, shown: toPosix(relative(context.cwd, real.absolute)) || '.' } };
 }

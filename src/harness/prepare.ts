@@ -3,9 +3,11 @@
  * file inside the checkout), the working directory (inside the checkout, never outside), and the
  * argv as a caller may see it (secret-looking values redacted).
  */
-import { realpathSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { statSync } from 'node:fs';
+import { readForModel } from '../floor/egress.js';
+import type { Floor } from '../floor/rules.js';
+import { CapabilityError } from '../platform/errors.js';
+import { ConfineError, realExistingInside, resolveInside } from '../platform/confine.js';
 import { HarnessRefusal } from './types.js';
 
 /** The largest prompt accepted, given or read from a file. */
@@ -16,38 +18,27 @@ export interface PromptInput {
   file?: string;
 }
 
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
-}
-
-/**
- * An absolute real path inside the checkout for `path` (relative to the root). A path that leaves
- * the root, directly or through a symbolic link, is refused.
- */
-function insideRoot(root: string, path: string, what: string): string {
-  if (isAbsolute(path)) throw new HarnessRefusal(`${what} "${path}" must be relative to the checkout's root`);
-  const joined = resolve(root, path);
-  if (!inside(root, joined)) throw new HarnessRefusal(`${what} "${path}" leads outside the checkout; give a path inside it`);
+/** The absolute working directory of a turn: inside the checkout, as written and through links. */
+export function resolveCwd(root: string, cwd: string): string {
+  const given = cwd === '' ? '.' : cwd;
   let real: string;
   try {
-    real = realpathSync(joined);
-  } catch {
-    throw new HarnessRefusal(`${what} "${path}" does not exist in the checkout`);
+    real = realExistingInside(root, resolveInside(root, given).absolute, given).absolute;
+  } catch (error) {
+    if (!(error instanceof ConfineError)) throw error;
+    const fix = error.reason === 'absolute' ? '' : error.reason === 'missing' ? '' : '; give a path inside it';
+    const code = error.reason === 'missing' || error.reason === 'unreadable' ? 'refused' : 'outside_checkout';
+    throw new HarnessRefusal(`cwd "${cwd}" ${error.detail}${fix}`, code);
   }
-  if (!inside(root, real)) throw new HarnessRefusal(`${what} "${path}" leads outside the checkout through a symbolic link`);
-  return real;
-}
-
-/** The absolute working directory of a turn. */
-export function resolveCwd(root: string, cwd: string): string {
-  const real = insideRoot(root, cwd === '' ? '.' : cwd, 'cwd');
   if (!statSync(real).isDirectory()) throw new HarnessRefusal(`cwd "${cwd}" is not a directory`);
   return real;
 }
 
-/** Exactly one of `prompt` and `file`; a file is read whole (bounded), as UTF-8. */
-export async function promptOf(root: string, input: PromptInput): Promise<string> {
+/**
+ * Exactly one of `prompt` and `file`. A file goes to a model as the agent's prompt, so the egress
+ * floor decides (src/floor/egress.ts): inside the checkout, a regular file, not protected.
+ */
+export async function promptOf(root: string, floor: Floor, input: PromptInput): Promise<string> {
   if ((input.prompt === undefined) === (input.file === undefined)) {
     throw new HarnessRefusal('give exactly one of prompt and file (a file relative to the checkout\'s root holding the prompt)');
   }
@@ -55,18 +46,15 @@ export async function promptOf(root: string, input: PromptInput): Promise<string
     if (input.prompt.trim() === '') throw new HarnessRefusal('the prompt is blank; say what the agent should do');
     return input.prompt;
   }
-  const path = insideRoot(root, input.file as string, 'file');
-  const handle = await open(path, 'r');
+  let text: string;
   try {
-    const info = await handle.stat();
-    if (!info.isFile()) throw new HarnessRefusal(`file "${input.file}" is not a regular file`);
-    if (info.size > MAX_PROMPT_BYTES) throw new HarnessRefusal(`file "${input.file}" is ${info.size} bytes; a prompt may have at most ${MAX_PROMPT_BYTES}`);
-    const text = (await handle.readFile()).toString('utf8');
-    if (text.trim() === '') throw new HarnessRefusal(`file "${input.file}" is empty; write the prompt into it`);
-    return text;
-  } finally {
-    await handle.close();
+    ({ text } = await readForModel(root, floor, input.file as string, MAX_PROMPT_BYTES));
+  } catch (error) {
+    if (error instanceof CapabilityError) throw new HarnessRefusal(error.message, error.code);
+    throw error;
   }
+  if (text.trim() === '') throw new HarnessRefusal(`file "${input.file}" is empty; write the prompt into it`);
+  return text;
 }
 
 const SECRET_FLAG = /key|token|secret|password|passwd|auth|credential/i;

@@ -22,6 +22,8 @@ import { decodeCursor, encodeCursor, readTranscript, tailLines, TranscriptWriter
 import { HarnessRefusal, type AgentName } from './types.js';
 import { adapterFor } from './vendors/index.js';
 import type { TurnParser } from './vendors/adapter.js';
+import { floorOfLayer } from '../floor/policy.js';
+import type { Floor } from '../floor/rules.js';
 
 /** A read answers at most this much transcript (whole lines; one longer line is cut). */
 export const READ_CAP_BYTES = 60_000;
@@ -140,6 +142,8 @@ export class Harness {
   readonly #store: SessionStore;
   readonly #sessions = new Map<string, Session>();
   #policy: HarnessPolicy;
+  /** What no agent is given as a prompt (the layer's local half, protected files, the policy's deny globs). */
+  #floor: Floor;
   #stopping = false;
   /** Launches under way, counted against max_live_sessions until their turn runs. */
   #starting = 0;
@@ -148,6 +152,7 @@ export class Harness {
     this.#options = options;
     this.#store = options.store;
     this.#policy = harnessPolicy(options.layer);
+    this.#floor = floorOfLayer(options.layer);
   }
 
   /**
@@ -157,6 +162,7 @@ export class Harness {
   useLayer(layer: LayerView): void {
     this.#options = { ...this.#options, layer };
     this.#policy = harnessPolicy(layer);
+    this.#floor = floorOfLayer(layer);
   }
 
   /**
@@ -259,7 +265,7 @@ export class Harness {
       ...pick('effort', withConfig.effort ?? profile.effort),
       ...pick('mode', input.mode ?? withConfig.mode ?? profile.mode),
     };
-    const prompt = await promptOf(this.#options.root, input);
+    const prompt = await promptOf(this.#options.root, this.#floor, input);
     const session = randomUUID();
     const createdAt = nowIso();
     const record: SessionRecord = {
@@ -313,7 +319,7 @@ export class Harness {
     if (!running) this.#starting += 1;
     let turn: Turn;
     try {
-      const prompt = await promptOf(this.#options.root, input);
+      const prompt = await promptOf(this.#options.root, this.#floor, input);
       const launch = input.mode === undefined ? entry.record.launch : { ...entry.record.launch, mode: input.mode };
       const prepared = await this.#prepare({ ...entry.record, launch }, profile, prompt, entry.record.vendorId, call.depth ?? this.#options.depth);
       entry.record.launch = launch;

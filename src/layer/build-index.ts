@@ -6,7 +6,6 @@
  * diagnostic and the file is left out; the index still serves, `degraded`. The result is
  * deterministic: sorted objects and diagnostics, no timestamps.
  */
-import { closeSync, lstatSync, openSync, readlinkSync } from 'node:fs';
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
@@ -19,8 +18,7 @@ import { isMapping, parseYaml, splitFrontMatter } from './front-matter.js';
 import { checkMetadata, matchKind, mayHoldKind, objectId, objectUri, type KindSpec } from './kinds.js';
 import type { Manifest } from './manifest.js';
 import { ParsedFiles, type Outcome } from './parsed-files.js';
-import { RealDirectories } from '../platform/real-directories.js';
-import { NO_FOLLOW_READ, nonRegularKind, openedPathSync, readBoundedSync } from '../platform/files.js';
+import { readRegularSync, RealDirectories } from '../platform/confine.js';
 import type { Diagnostic, DiagnosticCode, DiscoveryMode, LayerIndex, LayerObject, ObjectKind } from './types.js';
 
 /** Files larger than this are refused from their size alone; they are never opened. */
@@ -54,64 +52,27 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, task: (item: T
 }
 
 async function readBytes(root: string, path: string, directories: RealDirectories): Promise<Buffer | { diagnostics: Diagnostic[] }> {
-  // O_NOFOLLOW guards the file itself; the directories above it are checked first (remembered
-  // per directory), and what was opened is confirmed below.
+  // The file itself is opened without following a link; the directories above it are checked
+  // first (remembered per directory), and confine confirms what was opened.
   const above = await directories.parentsOf(path);
   if (above.kind === 'symlink') {
     return problem('symlink', path, `${above.component} is a symbolic link to ${above.target}; links are never followed, so nothing below it is served`);
   }
   if (above.kind === 'not_directory') return problem('unreadable', path, `${above.component} is ${above.what}, not a directory`);
-  // The rest is synchronous: a few system calls on a small file cost microseconds, while each
-  // asynchronous one is a round trip through libuv's thread pool (most of a build's time when
-  // the files are not parsed again).
-  const absolute = join(root, path);
-  let info;
-  try {
-    info = lstatSync(absolute);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
-    const why = code === 'ENOENT' ? 'listed by discovery but missing from the working tree' : 'cannot be inspected';
-    return problem('unreadable', path, `${why} (${code})`);
-  }
-  if (info.isSymbolicLink()) {
-    return problem('symlink', path, `a symbolic link to ${linkTarget(absolute)}; links are never followed`);
-  }
-  if (!info.isFile()) return problem('unreadable', path, `${nonRegularKind(info)}, not a regular file`);
-  if (info.size > MAX_FILE_BYTES) {
-    return problem('oversized', path, `${info.size} bytes, over the ${MAX_FILE_BYTES}-byte (4 MiB) limit; it was not read`);
-  }
-  let fd;
-  try {
-    fd = openSync(absolute, NO_FOLLOW_READ);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
-    if (code === 'ELOOP') return problem('symlink', path, 'became a symbolic link while indexing; links are never followed');
-    return problem('unreadable', path, `cannot be opened (${code})`);
-  }
-  try {
-    // A directory above may have been swapped for a link between the check and the open.
-    const opened = openedPathSync(fd);
-    if (opened !== undefined && opened !== absolute) {
-      return problem('symlink', path, 'opened as another file than its path names: a directory on its path changed (to a symbolic link?) while indexing; it was not served');
-    }
-    const bytes = readBoundedSync(fd, info.size, MAX_FILE_BYTES);
-    if (bytes === undefined) {
-      return problem('oversized', path, `grew over the ${MAX_FILE_BYTES}-byte (4 MiB) limit while indexing; it was not served`);
-    }
-    return bytes;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
-    return problem('unreadable', path, `cannot be read (${code})`);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function linkTarget(absolute: string): string {
-  try {
-    return readlinkSync(absolute);
-  } catch {
-    return '?';
+  // Synchronous: a few system calls on a small file cost microseconds, while each asynchronous
+  // one is a round trip through libuv's thread pool (most of a build's time when the files are
+  // not parsed again).
+  const read = readRegularSync(join(root, path), MAX_FILE_BYTES, { parentsReal: true });
+  if (read.ok) return read.bytes;
+  switch (read.reason) {
+    case 'symlink':
+      return problem('symlink', path, read.detail.replace(/^is /, ''));
+    case 'too_large':
+      return problem('oversized', path, `${read.detail.replace(/^is /, '')} (4 MiB); it was not served`);
+    case 'missing':
+      return problem('unreadable', path, 'listed by discovery but missing from the working tree (ENOENT)');
+    default:
+      return problem('unreadable', path, read.detail.replace(/^is /, ''));
   }
 }
 
@@ -308,6 +269,7 @@ export async function buildIndex(root: string, manifest: Manifest, discovery: Di
   return {
     repository_id: repositoryId(realRoot),
     root: realRoot,
+    localPath: manifest.localPath,
     discovery,
     state,
     objects,

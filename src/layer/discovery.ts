@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { MajordomusError } from '../platform/errors.js';
 import { log } from '../platform/log.js';
-import { RealDirectories } from '../platform/real-directories.js';
+import { RealDirectories } from '../platform/confine.js';
 import type { Diagnostic, DiscoveryMode } from './types.js';
 
 const execFileAsync = promisify(execFile);

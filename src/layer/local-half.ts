@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { MajordomusError } from '../platform/errors.js';
 import { log } from '../platform/log.js';
 import { MANIFEST_PATH } from './identity.js';
-import { RealDirectories } from '../platform/real-directories.js';
+import { RealDirectories } from '../platform/confine.js';
 
 const execFileAsync = promisify(execFile);
 

@@ -7,12 +7,11 @@
  * a zod schema like the kinds: loading zod costs a bridge more than the rest of its cold start
  * (docs/PERFORMANCE.md holds the bar), and four keys are checked plainly in a few lines.
  */
-import { lstat, open } from 'node:fs/promises';
 import { posix } from 'node:path';
-import { MajordomusError, errorMessage } from '../platform/errors.js';
+import { MajordomusError } from '../platform/errors.js';
 import { isMapping, parseYaml } from './front-matter.js';
 import { DEFAULT_LOCAL_PATH } from './identity.js';
-import { NO_FOLLOW_READ, nonRegularKind, readBounded } from '../platform/files.js';
+import { readRegular } from '../platform/confine.js';
 import { OBJECT_KINDS, type ObjectKind } from './types.js';
 
 export const MANIFEST_SCHEMA_ID = 'ai-repository/v1';
@@ -123,38 +122,17 @@ export function parseManifest(value: unknown, file: string): Manifest {
  * the process with it), a device could be endless, a link could lead anywhere.
  */
 async function readManifestBytes(manifestPath: string): Promise<Buffer> {
-  const refuse = (why: string, cause?: unknown): MajordomusError =>
-    new MajordomusError('MAJ_MANIFEST_INVALID', `${manifestPath}: ${why}`, cause === undefined ? undefined : { cause });
-  let info;
-  try {
-    info = await lstat(manifestPath);
-  } catch (error) {
-    throw refuse(`cannot read the manifest: ${errorMessage(error)}`, error);
-  }
-  if (info.isSymbolicLink()) throw refuse('the manifest is a symbolic link; it must be a regular file (links are never followed)');
-  if (!info.isFile()) throw refuse(`the manifest is ${nonRegularKind(info)}, not a regular file`);
-  const tooLarge = `the manifest is over the ${MAX_MANIFEST_BYTES}-byte (64 KiB) limit; it was not read`;
-  if (info.size > MAX_MANIFEST_BYTES) throw refuse(tooLarge);
-  let handle;
-  try {
-    handle = await open(manifestPath, NO_FOLLOW_READ);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw refuse('the manifest became a symbolic link while it was read', error);
-    throw refuse(`cannot read the manifest: ${errorMessage(error)}`, error);
-  }
-  try {
-    // Swapped for something else between lstat and open: judge what was opened.
-    const opened = await handle.stat();
-    if (!opened.isFile()) throw refuse(`the manifest is ${nonRegularKind(opened)}, not a regular file`);
-    const bytes = await readBounded(handle, opened.size, MAX_MANIFEST_BYTES);
-    if (bytes === undefined) throw refuse(tooLarge);
-    return bytes;
-  } catch (error) {
-    if (error instanceof MajordomusError) throw error;
-    throw refuse(`cannot read the manifest: ${errorMessage(error)}`, error);
-  } finally {
-    await handle.close();
-  }
+  const read = await readRegular(manifestPath, MAX_MANIFEST_BYTES);
+  if (read.ok) return read.bytes;
+  const why =
+    read.reason === 'symlink'
+      ? 'the manifest is a symbolic link; it must be a regular file (links are never followed)'
+      : read.reason === 'too_large'
+        ? `the manifest is over the ${MAX_MANIFEST_BYTES}-byte (64 KiB) limit; it was not read`
+        : read.reason === 'not_regular'
+          ? `the manifest ${read.detail}`
+          : `cannot read the manifest: ${read.detail}`;
+  throw new MajordomusError('MAJ_MANIFEST_INVALID', `${manifestPath}: ${why}`);
 }
 
 /** Reads and validates the manifest at `manifestPath`; every failure is MAJ_MANIFEST_INVALID. */

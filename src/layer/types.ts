@@ -38,6 +38,8 @@ export interface LayerIndex {
   repository_id: string;
   /** Absolute real path of the root; never leaves the process. */
   root: string;
+  /** The manifest's `local.path` (relative to the root, `/` separators): what the server writes and never serves. */
+  localPath: string;
   discovery: DiscoveryMode;
   state: 'ok' | 'degraded';
   /** Sorted by `uri`. */

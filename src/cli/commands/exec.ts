@@ -10,7 +10,7 @@ import { ConversationError, ConversationStore, conversationDir, isConversationId
 import { apiKeyFrom, readExecutorEnvironment } from '../../executor/environment.js';
 import { stdoutEvents, type EmitEvent } from '../../executor/events.js';
 import { DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_TURNS, runTurn } from '../../executor/loop.js';
-import { policyDenyGlobs } from '../../executor/policy.js';
+import { floorRulesOf } from '../../floor/policy.js';
 import { systemPrompt } from '../../executor/prompt.js';
 import { createTools } from '../../executor/tools/index.js';
 import { log } from '../../platform/log.js';
@@ -173,8 +173,10 @@ async function prepare(options: ExecOptions): Promise<Prepared> {
   const environment = readExecutorEnvironment();
   const checkout = await locateCheckout(process.cwd());
   const cwd = await realpath(process.cwd());
-  const deny = await policyDenyGlobs(checkout.root);
-  const tools = createTools({ root: checkout.root, deny, mode: options.mode });
+  const rules = await floorRulesOf(checkout.root);
+  // The task's own id is public: the model may see it in `env` or in a path without redaction.
+  const known = environment.taskId === null ? [] : [environment.taskId];
+  const tools = createTools({ root: checkout.root, ...rules, public: known, mode: options.mode });
   const endpoint = await endpointOf(options, checkout.leasePath, environment.taskId);
   const store = new ConversationStore(conversationDir(environment.stateDir, checkout.root, checkout.localPath));
   return { store, root: checkout.root, cwd, tools, endpoint };

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { namedProtectedFile } from '../command-names.js';
-import { homeDirectoriesToMask, killGroup, MASK_FAILURE_EXIT, MASK_FAILURE_MARK, probeMasking, spawnMasked } from '../mask.js';
+import { existingDirectory, homeDirectoriesToMask, killGroup, MASK_FAILURE_EXIT, MASK_FAILURE_MARK, probeMasking, spawnMasked } from '../mask.js';
 import { CappedOutput } from '../output-cap.js';
 import { refusal } from '../paths.js';
 import { defineTool, failure } from './common.js';
@@ -41,7 +41,8 @@ export const bashTool = defineTool({
       cwd: context.cwd,
       env: commandEnvironment(process.env),
       files: scan.files.map((file) => file.path),
-      directories: await homeDirectoriesToMask(context.root),
+      // The local half as a whole (the lease, sessions, journals), and the user's key directories.
+      directories: [...(await existingDirectory(scan.localDirectory)), ...(await homeDirectoriesToMask(context.root))],
     });
     const output = new CappedOutput(scan.redactor.longestBytes);
     child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));

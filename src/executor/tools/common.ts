@@ -4,8 +4,8 @@
  * protected files and the redactor built from them.
  */
 import { z } from 'zod';
-import type { Floor } from '../floor.js';
-import type { ProtectedScan } from '../protected-files.js';
+import type { Floor } from '../../floor/rules.js';
+import type { ProtectedScan } from '../../floor/protected-files.js';
 import type { ToolContext, ToolOutcome, ToolParameters } from '../tool.js';
 
 export interface ToolEnvironment {

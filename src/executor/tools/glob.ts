@@ -2,7 +2,7 @@
 import { relative } from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
-import { toPosix, walkFiles } from '../walk.js';
+import { toPosix, walkFiles } from '../../platform/walk.js';
 import { defineTool, failure } from './common.js';
 import { protectedNote, resolveSearchBase } from './search-base.js';
 
@@ -27,7 +27,7 @@ export const globTool = defineTool({
     const matches = picomatch(input.pattern, { dot: true });
     const found: string[] = [];
     let hidden = 0;
-    for await (const entry of walkFiles(context.root, start.base.real, context.signal)) {
+    for await (const entry of walkFiles(context.root, start.base.real, { signal: context.signal, skip: (path) => floor.isLocal(path) })) {
       if (!matches(toPosix(relative(start.base.real, entry.path)))) continue;
       if (floor.match(entry.relative)) {
         hidden++;

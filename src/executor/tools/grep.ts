@@ -2,14 +2,14 @@
  * grep: lines matching a regular expression, as `file:line:text`. Protected files are never
  * opened (the floor is asked before any read, for a symlink about its target too).
  */
-import { open, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { basename, relative } from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
-import type { Floor } from '../floor.js';
-import { inside } from '../paths.js';
+import type { Floor } from '../../floor/rules.js';
+import { insidePath, readRegular } from '../../platform/confine.js';
 import type { ToolContext } from '../tool.js';
-import { toPosix, walkFiles } from '../walk.js';
+import { toPosix, walkFiles } from '../../platform/walk.js';
 import { cutLine, defineTool, failure } from './common.js';
 import { protectedNote, resolveSearchBase } from './search-base.js';
 
@@ -39,7 +39,7 @@ async function openable(candidate: Candidate, context: ToolContext, floor: Floor
   if (!candidate.symlink) return candidate.path;
   try {
     const real = await realpath(candidate.path);
-    const rel = inside(context.root, real);
+    const rel = insidePath(context.root, real);
     if (rel === undefined) return undefined;
     if (floor.match(rel)) return 'protected';
     return (await stat(real)).isFile() ? real : undefined;
@@ -48,16 +48,11 @@ async function openable(candidate: Candidate, context: ToolContext, floor: Floor
   }
 }
 
+/** A regular file's text (never a FIFO or a device: confine refuses them without blocking), or undefined for a binary or oversized one. */
 async function readText(path: string): Promise<string | undefined> {
-  const handle = await open(path, 'r');
-  try {
-    const info = await handle.stat();
-    if (info.size > GREP_FILE_MAX_BYTES) return undefined;
-    const bytes = await handle.readFile();
-    return bytes.subarray(0, 8192).includes(0) ? undefined : bytes.toString('utf8');
-  } finally {
-    await handle.close();
-  }
+  const read = await readRegular(path, GREP_FILE_MAX_BYTES);
+  if (!read.ok) return undefined;
+  return read.bytes.subarray(0, 8192).includes(0) ? undefined : read.bytes.toString('utf8');
 }
 
 export const grepTool = defineTool({
@@ -78,7 +73,7 @@ export const grepTool = defineTool({
     const filterOnName = input.glob !== undefined && !input.glob.includes('/');
     const candidates: AsyncIterable<Candidate> | Candidate[] = start.directory
       ? (async function* () {
-          for await (const entry of walkFiles(context.root, base, context.signal)) yield { path: entry.path, relative: entry.relative, symlink: entry.kind === 'symlink' };
+          for await (const entry of walkFiles(context.root, base, { signal: context.signal, skip: (relative) => floor.isLocal(relative) })) yield { path: entry.path, relative: entry.relative, symlink: entry.kind === 'symlink' };
         })()
       : [{ path: base, relative: start.base.relative, symlink: false }];
     const max = input.max_count ?? GREP_DEFAULT_MAX;

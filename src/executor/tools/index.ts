@@ -5,9 +5,10 @@
  */
 import { realpathSync } from 'node:fs';
 import { z } from 'zod';
-import { Floor } from '../floor.js';
-import { scanProtected } from '../protected-files.js';
-import { Redactor } from '../redact.js';
+import { Floor } from '../../floor/rules.js';
+import { scanProtected, type ScanOptions } from '../../floor/protected-files.js';
+import { DEFAULT_LOCAL_PATH } from '../../layer/identity.js';
+import { Redactor } from '../../floor/redact.js';
 import type { ExecutorTool, ToolContext, ToolOutcome } from '../tool.js';
 import { askTool } from './ask.js';
 import { bashTool } from './bash.js';
@@ -24,6 +25,10 @@ export interface ToolOptions {
   root: string;
   /** The policy's deny globs, added to the built-in floor. */
   deny: readonly string[];
+  /** The manifest's local half (default `.ai/local`): always protected, whatever the policy. */
+  localPath?: string;
+  /** Values that are never redacted (the task id, the session id). */
+  public?: readonly string[];
   /** `read-only` leaves write_file, edit_file and bash out of the set. */
   mode?: 'default' | 'read-only';
 }
@@ -31,6 +36,8 @@ export interface ToolOptions {
 const optionsSchema = z.object({
   root: z.string().min(1),
   deny: z.array(z.string().min(1)).readonly(),
+  localPath: z.string().min(1).optional(),
+  public: z.array(z.string()).readonly().optional(),
   mode: z.enum(['default', 'read-only']).optional(),
 });
 
@@ -39,7 +46,7 @@ export const WRITING_TOOLS: readonly string[] = ['write_file', 'edit_file', 'bas
 
 const DEFINITIONS: readonly ToolDefinition<z.ZodType>[] = [readFileTool, writeFileTool, editFileTool, globTool, grepTool, bashTool, askTool];
 
-function wrap<Schema extends z.ZodType>(definition: ToolDefinition<Schema>, floor: Floor, root: string): ExecutorTool {
+function wrap<Schema extends z.ZodType>(definition: ToolDefinition<Schema>, floor: Floor, root: string, scanOptions: ScanOptions): ExecutorTool {
   return {
     name: definition.name,
     description: definition.description,
@@ -49,7 +56,7 @@ function wrap<Schema extends z.ZodType>(definition: ToolDefinition<Schema>, floo
       const parsed = parseInput(definition.name, definition.schema, input);
       if (!parsed.ok) return parsed.outcome;
       // ask answers only the model's own words; every other tool sees files and is redacted.
-      const scan = definition.name === 'ask' ? { files: [], redactor: new Redactor([]) } : await scanProtected(root, floor);
+      const scan = definition.name === 'ask' ? { files: [], localDirectory: '', redactor: new Redactor([]) } : await scanProtected(root, floor, scanOptions);
       const outcome = await definition.run(parsed.value, context, { floor, scan });
       return { ...outcome, output: scan.redactor.redact(outcome.output) };
     },
@@ -60,8 +67,9 @@ function wrap<Schema extends z.ZodType>(definition: ToolDefinition<Schema>, floo
  * A redactor of the protected values under `root` as they are now, for text that did not come
  * from a tool (tool outcomes are redacted already). Scans the checkout: call it per use.
  */
-export async function protectedRedactor(options: Pick<ToolOptions, 'root' | 'deny'>): Promise<(text: string) => string> {
-  const { redactor } = await scanProtected(realpathSync(options.root), new Floor(options.deny));
+export async function protectedRedactor(options: Pick<ToolOptions, 'root' | 'deny' | 'localPath' | 'public'>): Promise<(text: string) => string> {
+  const floor = new Floor({ deny: options.deny, localPath: options.localPath ?? DEFAULT_LOCAL_PATH });
+  const { redactor } = await scanProtected(realpathSync(options.root), floor, { public: options.public ?? [] });
   return (text) => redactor.redact(text);
 }
 
@@ -72,7 +80,8 @@ export type { MaskingSupport } from '../mask.js';
 export function createTools(options: ToolOptions): ExecutorTool[] {
   const valid = optionsSchema.parse(options);
   const root = realpathSync(valid.root);
-  const floor = new Floor(valid.deny);
+  const floor = new Floor({ deny: valid.deny, localPath: valid.localPath ?? DEFAULT_LOCAL_PATH });
   const mode = valid.mode ?? 'default';
-  return DEFINITIONS.filter((definition) => mode === 'default' || !WRITING_TOOLS.includes(definition.name)).map((definition) => wrap(definition, floor, root));
+  const scanOptions: ScanOptions = { public: valid.public ?? [] };
+  return DEFINITIONS.filter((definition) => mode === 'default' || !WRITING_TOOLS.includes(definition.name)).map((definition) => wrap(definition, floor, root, scanOptions));
 }

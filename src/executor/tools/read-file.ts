@@ -1,5 +1,5 @@
 /** read_file: a file's lines, numbered like `cat -n`, a window at a time. Marks the file as read for edit_file. */
-import { readFile, stat } from 'node:fs/promises';
+import { readRegular } from '../../platform/confine.js';
 import { z } from 'zod';
 import { resolveToolPath } from '../paths.js';
 import { cutLine, defineTool, failure } from './common.js';
@@ -23,16 +23,15 @@ export const readFileTool = defineTool({
     const checked = await resolveToolPath(input.path, context, floor, 'read');
     if (!checked.ok) return checked.outcome;
     const { real, shown } = checked.path;
-    let size: number;
-    try {
-      const info = await stat(real);
-      if (info.isDirectory()) return failure(`${shown} is a directory; use glob to list it`);
-      size = info.size;
-    } catch (error) {
-      return failure((error as NodeJS.ErrnoException).code === 'ENOENT' ? `${shown} does not exist` : `cannot read ${shown}: ${(error as Error).message}`);
+    // A regular file only: a FIFO or a device is refused at once, never waited on.
+    const read = await readRegular(real, READ_FILE_MAX_BYTES);
+    if (!read.ok) {
+      if (read.reason === 'missing') return failure(`${shown} does not exist`);
+      if (read.reason === 'too_large') return failure(`${shown} ${read.detail.replace(/limit$/, 'limit of read_file')}; use grep, or bash with sed -n`);
+      if (read.reason === 'not_regular' && read.detail.includes('a directory')) return failure(`${shown} is a directory; use glob to list it`);
+      return failure(`cannot read ${shown}: it ${read.detail}`);
     }
-    if (size > READ_FILE_MAX_BYTES) return failure(`${shown} is ${size} bytes, over the ${READ_FILE_MAX_BYTES}-byte limit of read_file; use grep, or bash with sed -n`);
-    const bytes = await readFile(real);
+    const bytes = read.bytes;
     if (bytes.subarray(0, 8192).includes(0)) return failure(`${shown} is a binary file`);
     context.readFiles.add(real);
     if (bytes.length === 0) return { ok: true, output: `(${shown} is empty)` };

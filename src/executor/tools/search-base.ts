@@ -1,6 +1,6 @@
 /** The directory or file glob and grep start from: `path` (default: the working directory), checked like any path. */
 import { stat } from 'node:fs/promises';
-import type { Floor } from '../floor.js';
+import type { Floor } from '../../floor/rules.js';
 import { resolveToolPath } from '../paths.js';
 import type { ResolvedPath } from '../paths.js';
 import type { ToolContext, ToolOutcome } from '../tool.js';

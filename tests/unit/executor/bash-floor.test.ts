@@ -9,7 +9,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDACTION_MARK } from '../../../src/executor/redact.js';
+import { REDACTION_MARK } from '../../../src/floor/redact.js';
 import { makeTempDir } from '../../helpers/fixture-repo.js';
 import { createToolbox } from './toolbox.js';
 import type { Toolbox } from './toolbox.js';

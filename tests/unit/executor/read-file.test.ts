@@ -79,9 +79,9 @@ describe('read_file', () => {
 
   it('refuses a symlink that leads out of the checkout, and a path through a linked directory that does', async () => {
     const link = await box.run('read_file', { path: 'out-link' });
-    expect(link.refused).toBe('out-link leads outside the checkout through a symlink (to /etc/hostname)');
+    expect(link.refused).toBe('out-link leads outside the checkout through a symbolic link (to /etc/hostname)');
     const through = await box.run('read_file', { path: 'etc-link/hostname' });
-    expect(through.refused).toBe('etc-link/hostname leads outside the checkout through a symlink (to /etc/hostname)');
+    expect(through.refused).toBe('etc-link/hostname leads outside the checkout through a symbolic link (to /etc/hostname)');
   });
 
   it('follows a symlink that stays inside the checkout', async () => {

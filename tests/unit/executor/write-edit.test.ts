@@ -43,7 +43,7 @@ describe('write_file', () => {
       ['vendor/lib.js', "vendor/lib.js is protected by the policy's deny glob (vendor/**)"],
       ['to-env', 'to-env leads to .env, protected by the permission floor (.env*)'],
       ['../escape.txt', `../escape.txt is outside the checkout (${box.root})`],
-      ['dangling', 'dangling is a symlink whose target does not exist'],
+      ['dangling', 'dangling is a symbolic link whose target does not exist'],
       ['.git/hooks/pre-commit', '.git/hooks/pre-commit is inside .git/: repository internals may be read but never written'],
     ];
     for (const [path, reason] of cases) {
@@ -51,7 +51,7 @@ describe('write_file', () => {
       expect(outcome).toEqual({ ok: false, output: `refused: ${reason}`, refused: reason });
     }
     const newThroughLink = await box.run('write_file', { path: 'tmp-link/majordomus-escape.txt', content: 'x' });
-    expect(newThroughLink.refused).toMatch(/^tmp-link\/majordomus-escape.txt leads outside the checkout through a symlink/);
+    expect(newThroughLink.refused).toMatch(/^tmp-link\/majordomus-escape.txt leads outside the checkout through a symbolic link/);
     expect(await readFile(join(box.root, '.env'), 'utf8')).toBe('SECRET=abc123secretvalue\n');
     expect(await readlink(join(box.root, 'dangling'))).toBe('nowhere/file.txt');
     await expect(readFile(join(box.root, 'nowhere/file.txt'))).rejects.toThrow(/ENOENT/);

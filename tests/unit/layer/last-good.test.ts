@@ -33,6 +33,7 @@ function index(objects: LayerObject[], diagnostics: Diagnostic[] = []): LayerInd
   return {
     repository_id: 'r',
     root: '/r',
+    localPath: '.ai/local',
     discovery: 'filesystem',
     state: diagnostics.length > 0 ? 'degraded' : 'ok',
     objects,

@@ -6,7 +6,7 @@
  *   `symlink` diagnostic naming that directory, even when the link points inside the root;
  * - a link on the way to repo.path empties the layer with one `symlink` diagnostic naming it, in
  *   both discovery modes;
- * - openedPathSync reports the file really opened, so a link swapped in above a checked path is seen;
+ * - readRegular confirms the file really opened, so a link swapped in above a checked path is refused;
  * - a name that is not UTF-8 is an `invalid_utf8` diagnostic with U+FFFD in its path (vcs and
  *   filesystem), for files and for directories the walk cannot enter; such names that could not
  *   be layer files are ignored like any other stray file.
@@ -15,8 +15,7 @@ import { mkdir, open, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildIndex, readManifest } from '../../../src/layer/load.js';
-import { RealDirectories } from '../../../src/platform/real-directories.js';
-import { NO_FOLLOW_READ, openedPathSync } from '../../../src/platform/files.js';
+import { readRegular, readRegularSync, RealDirectories } from '../../../src/platform/confine.js';
 import type { DiscoveryMode, LayerIndex } from '../../../src/layer/types.js';
 import { Fixtures, gitTrack, put } from './fixture.js';
 
@@ -122,21 +121,16 @@ describe('links above a layer file', () => {
   });
 });
 
-describe('openedPathSync', () => {
-  it.runIf(process.platform === 'linux')('names the file really opened, which differs from the path when a directory above is a link', async () => {
+describe('readRegular', () => {
+  it.runIf(process.platform === 'linux')('refuses a file reached through a directory that is a link: the kernel names another file than the path', async () => {
     const root = await fixtures.tree({ 'real/file.md': 'x' });
     const outside = await fixtures.tree({ 'file.md': 'outside' }, null);
     await symlink(outside, join(root, 'linked'));
-    const direct = await open(join(root, 'real', 'file.md'), NO_FOLLOW_READ);
-    // O_NOFOLLOW guards the last component only: this open succeeds.
-    const through = await open(join(root, 'linked', 'file.md'), NO_FOLLOW_READ);
-    try {
-      expect(openedPathSync(direct.fd)).toBe(join(root, 'real', 'file.md'));
-      expect(openedPathSync(through.fd)).toBe(join(outside, 'file.md'));
-    } finally {
-      await direct.close();
-      await through.close();
-    }
+    // O_NOFOLLOW guards the last component only: the open through `linked` succeeds, and the
+    // check of what was opened refuses it.
+    expect(await readRegular(join(root, 'real', 'file.md'), 1024)).toMatchObject({ ok: true });
+    expect(await readRegular(join(root, 'linked', 'file.md'), 1024, { parentsReal: true })).toMatchObject({ ok: false, reason: 'symlink' });
+    expect(readRegularSync(join(root, 'linked', 'file.md'), 1024, { parentsReal: true })).toMatchObject({ ok: false, reason: 'symlink' });
   });
 });
 

@@ -317,7 +317,7 @@ describe('the live search index', () => {
 });
 
 describe('the layer view', () => {
-  const layer: LayerIndex = { repository_id: 'r', root: '/nowhere', discovery: 'filesystem', state: 'ok', objects: OBJECTS, diagnostics: [], sections: [] };
+  const layer: LayerIndex = { repository_id: 'r', root: '/nowhere', localPath: '.ai/local', discovery: 'filesystem', state: 'ok', objects: OBJECTS, diagnostics: [], sections: [] };
 
   it('builds its search index at the first search, and hands out its serialized form', () => {
     const view = createLayerView(layer);

@@ -1,7 +1,7 @@
 /** Redaction by content: which values a protected file yields, and that no part of one survives a cut. */
 import { describe, expect, it } from 'vitest';
 import { KEEP_HEAD, KEEP_TAIL, CappedOutput } from '../../../src/executor/output-cap.js';
-import { REDACTION_MARK, Redactor, secretValues } from '../../../src/executor/redact.js';
+import { REDACTION_MARK, Redactor, secretValues } from '../../../src/floor/redact.js';
 
 describe('secret values of a protected file', () => {
   it('takes long lines whole and the values of assignments, YAML and JSON pairs, quotes removed', () => {
@@ -18,6 +18,13 @@ describe('the redactor', () => {
     const redactor = new Redactor(['abc123secretvalue', 'SECRET=abc123secretvalue', 'tok-987654']);
     expect(redactor.redact('x SECRET=abc123secretvalue y abc123secretvalue z tok-987654 w')).toBe(`x ${REDACTION_MARK} y ${REDACTION_MARK} z ${REDACTION_MARK} w`);
     expect(redactor.redact('nothing here')).toBe('nothing here');
+  });
+
+  it('never redacts what is not secret: the checkout path, paths above and below it, and the values named public', () => {
+    const lease = secretValues('{\n  "token": "0f3c9a7e5b1d",\n  "root": "/work/repo",\n  "url": "http://127.0.0.1:8741"\n}\n');
+    const redactor = new Redactor([...lease, '/work', '/work/repo/src', 'task-5d2f', 'config.yaml'], { root: '/work/repo', public: ['task-5d2f', 'config.yaml'] });
+    const output = 'pwd: /work/repo\nsrc/a.ts at /work/repo/src/a.ts:3\nMAJORDOMUS_TASK_ID=task-5d2f\nread config.yaml\ntoken 0f3c9a7e5b1d';
+    expect(redactor.redact(output)).toBe(`pwd: /work/repo\nsrc/a.ts at /work/repo/src/a.ts:3\nMAJORDOMUS_TASK_ID=task-5d2f\nread config.yaml\ntoken ${REDACTION_MARK}`);
   });
 
   it('escapes values that look like regular expressions', () => {

@@ -8,6 +8,11 @@
  * `KEY: VALUE` and `"key": "value"` lines the value of 6 characters or more (quotes removed).
  * One RegExp of the escaped values, longest first, so a value that contains another is replaced
  * whole and the output is scanned once.
+ *
+ * What is not secret is never redacted, even where a protected file happens to hold it: the
+ * checkout's path and every path above or below it (`pwd`, a compiler's absolute paths), the
+ * names of the checkout's files, the task and session ids — the caller names them (`public`).
+ * Hiding them would cost the model its bearings and protect nothing.
  */
 
 /** What replaces a secret value in a tool's output. */
@@ -37,6 +42,13 @@ export function secretValues(text: string): string[] {
   return values;
 }
 
+/** Whether `value` is an absolute path that is `root`, above it or below it. */
+function isPathAround(value: string, root: string): boolean {
+  if (!value.startsWith('/')) return false;
+  const trimmed = value.length > 1 ? value.replace(/\/+$/, '') : value;
+  return trimmed === root || root.startsWith(`${trimmed}/`) || trimmed === '/' || trimmed.startsWith(`${root}/`);
+}
+
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -49,8 +61,15 @@ export class Redactor {
   /** The longest value in bytes: a buffer cut this far from a value's start still holds all of it. */
   readonly longestBytes: number;
 
-  constructor(values: Iterable<string>) {
-    const unique = [...new Set(values)].filter((value) => value.length > 0);
+  /**
+   * `values`: the secrets. `options.public`: values that are never secret; `options.root`: the
+   * checkout, whose path and every path above or below it are public too.
+   */
+  constructor(values: Iterable<string>, options: { public?: Iterable<string>; root?: string } = {}) {
+    const known = new Set(options.public ?? []);
+    const root = options.root;
+    const isPublic = (value: string): boolean => known.has(value) || (root !== undefined && isPathAround(value, root));
+    const unique = [...new Set(values)].filter((value) => value.length > 0 && !isPublic(value));
     unique.sort((a, b) => b.length - a.length);
     const kept = unique.slice(0, MAX_VALUES);
     this.size = kept.length;

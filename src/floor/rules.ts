@@ -1,7 +1,11 @@
 /**
- * The permission floor: files no executor tool reads, writes, lists the content of or lets bash
- * show, whatever the mode (docs/EXECUTOR-FLOOR.md). Two families of rules:
+ * The permission floor: what never goes to a model — no executor tool reads, writes, lists the
+ * content of or lets bash show it, and the harness gives no agent a prompt read from it — whatever
+ * the mode or the policy (docs/EXECUTOR-FLOOR.md). Three families of rules:
  *
+ * - the layer's **local half** (`.ai/local/` unless the manifest says otherwise): the lease and its
+ *   token, the harness's sessions and transcripts, the gateway's config, the journals. Always,
+ *   whatever the policy says: it is the server's own state, and its token opens every route;
  * - built-in rules on a file's **basename**, at any depth, case-insensitive (over-protecting
  *   `Credentials.json` costs nothing; missing it leaks a key);
  * - the policy's `deny` globs on the path **relative to the root** (`**` style, dotfiles
@@ -34,10 +38,18 @@ const ALLOWED_BASENAMES = ['.env.example', '.env.sample'];
 export const BUILTIN_FLOOR_RULES: readonly string[] = BUILTIN_RULES.map((rule) => rule.label);
 
 export interface FloorMatch {
-  /** `floor` for a built-in rule, `deny` for a policy glob. */
-  kind: 'floor' | 'deny';
-  /** The rule's label (`.env*`) or the deny glob itself. */
+  /** `local` for the local half, `floor` for a built-in rule, `deny` for a policy glob. */
+  kind: 'local' | 'floor' | 'deny';
+  /** The local half (`.ai/local/`), the rule's label (`.env*`) or the deny glob itself. */
   rule: string;
+}
+
+/** What a floor protects beyond its built-in rules. */
+export interface FloorRules {
+  /** The manifest's `local.path`, relative to the root with `/` separators (`.ai/local`). */
+  localPath: string;
+  /** The policy's `permissions.deny` globs. */
+  deny: readonly string[];
 }
 
 /** Decides whether a path under the root is protected. Build once per tool set; cheap to call. */
@@ -45,8 +57,15 @@ export class Floor {
   #builtin: { label: string; test: (basename: string) => boolean }[];
   #allowed: (basename: string) => boolean;
   #deny: { glob: string; test: (path: string) => boolean; basenameOnly: boolean }[];
+  /** The local half's segments, compared with a path's first ones. */
+  readonly #local: readonly string[];
+  /** The local half, relative to the root (`.ai/local`). */
+  readonly localPath: string;
 
-  constructor(deny: readonly string[]) {
+  constructor(rules: FloorRules) {
+    const { deny } = rules;
+    this.localPath = rules.localPath.replace(/^\.\//, '').replace(/\/+$/, '');
+    this.#local = this.localPath.toLowerCase().split('/').filter((segment) => segment !== '' && segment !== '.');
     const options = { dot: true, nocase: true };
     this.#builtin = BUILTIN_RULES.map((rule) => ({ label: rule.label, test: picomatch(rule.globs, options) }));
     this.#allowed = picomatch(ALLOWED_BASENAMES, options);
@@ -62,6 +81,9 @@ export class Floor {
    */
   match(relativePath: string): FloorMatch | undefined {
     const segments = relativePath.split('/').filter((segment) => segment !== '' && segment !== '.');
+    if (this.#local.length > 0 && segments.length >= this.#local.length && this.#local.every((segment, index) => segments[index]?.toLowerCase() === segment)) {
+      return { kind: 'local', rule: `${this.localPath}/` };
+    }
     const basename = segments.at(-1) ?? '';
     if (basename !== '' && !this.#allowed(basename)) {
       const rule = this.#builtin.find((candidate) => candidate.test(basename));
@@ -75,11 +97,21 @@ export class Floor {
     }
     return undefined;
   }
+
+  /** Whether `relativePath` is the local half or inside it (a walk does not enter it). */
+  isLocal(relativePath: string): boolean {
+    return this.match(relativePath)?.kind === 'local';
+  }
 }
 
 /** The refusal a tool answers with, naming the rule that refused. */
 export function floorReason(match: FloorMatch): string {
-  return match.kind === 'floor'
-    ? `protected by the permission floor (${match.rule})`
-    : `protected by the policy's deny glob (${match.rule})`;
+  switch (match.kind) {
+    case 'local':
+      return `inside the layer's local half (${match.rule}: the server's lease, sessions and config), which never goes to a model`;
+    case 'floor':
+      return `protected by the permission floor (${match.rule})`;
+    case 'deny':
+      return `protected by the policy's deny glob (${match.rule})`;
+  }
 }

@@ -3,9 +3,9 @@
  * .env templates allowed) and the policy's deny globs on the path from the root.
  */
 import { describe, expect, it } from 'vitest';
-import { Floor, floorReason } from '../../../src/executor/floor.js';
+import { Floor, floorReason } from '../../../src/floor/rules.js';
 
-const builtin = new Floor([]);
+const builtin = new Floor({ localPath: '.ai/local', deny: [] });
 
 describe('the permission floor', () => {
   it.each([
@@ -35,7 +35,7 @@ describe('the permission floor', () => {
   );
 
   it('applies deny globs to the path from the root, dotfiles included, and to everything under a denied directory', () => {
-    const floor = new Floor(['private/**', 'config/*.yaml', 'vault', './build/']);
+    const floor = new Floor({ localPath: '.ai/local', deny: ['private/**', 'config/*.yaml', 'vault', './build/'] });
     expect(floor.match('private/notes.txt')).toEqual({ kind: 'deny', rule: 'private/**' });
     expect(floor.match('private/.hidden/x')).toEqual({ kind: 'deny', rule: 'private/**' });
     expect(floor.match('config/prod.yaml')).toEqual({ kind: 'deny', rule: 'config/*.yaml' });
@@ -47,7 +47,19 @@ describe('the permission floor', () => {
     expect(floor.match('src/index.ts')).toBeUndefined();
   });
 
+  it('always protects the local half and everything in it, whatever the policy says', () => {
+    for (const path of ['.ai/local', '.ai/local/state/mcp/server.json', '.ai/local/executor.yaml', '.AI/Local/x', './.ai/local/state/harness/s/turns/1/transcript.jsonl']) {
+      expect(builtin.match(path)).toEqual({ kind: 'local', rule: '.ai/local/' });
+    }
+    for (const path of ['.ai', '.ai/manifest.yaml', '.ai/localized.md', '.ai/repo/local/x.md']) expect(builtin.match(path)).toBeUndefined();
+    const elsewhere = new Floor({ localPath: 'state/', deny: [] });
+    expect(elsewhere.match('state/mcp/server.json')).toEqual({ kind: 'local', rule: 'state/' });
+    expect(elsewhere.isLocal('state')).toBe(true);
+    expect(elsewhere.isLocal('.ai/local')).toBe(false);
+  });
+
   it('names the rule in the reason a tool gives', () => {
+    expect(floorReason({ kind: 'local', rule: '.ai/local/' })).toMatch(/local half \(\.ai\/local\/.*never goes to a model/);
     expect(floorReason({ kind: 'floor', rule: '.env*' })).toBe('protected by the permission floor (.env*)');
     expect(floorReason({ kind: 'deny', rule: 'private/**' })).toBe("protected by the policy's deny glob (private/**)");
   });

@@ -23,11 +23,18 @@ export function toPosix(path: string): string {
   return sep === '/' ? path : path.split(sep).join('/');
 }
 
+export interface WalkOptions {
+  signal?: AbortSignal;
+  /** A directory (relative to the root) the walk does not enter. */
+  skip?: (relative: string) => boolean;
+}
+
 /**
  * Every file and symlink under `start` (a directory), depth first in name order. `root` only
  * names what `relative` is relative to. Unreadable directories are passed over silently.
  */
-export async function* walkFiles(root: string, start: string, signal?: AbortSignal): AsyncGenerator<WalkEntry> {
+export async function* walkFiles(root: string, start: string, options: WalkOptions = {}): AsyncGenerator<WalkEntry> {
+  const { signal, skip } = options;
   const stack: string[] = [start];
   while (stack.length > 0) {
     if (signal?.aborted) return;
@@ -43,7 +50,7 @@ export async function* walkFiles(root: string, start: string, signal?: AbortSign
     for (const entry of entries) {
       const path = join(directory, entry.name);
       if (entry.isDirectory()) {
-        if (!SKIPPED_DIRECTORIES.includes(entry.name)) subdirectories.push(path);
+        if (!SKIPPED_DIRECTORIES.includes(entry.name) && !skip?.(toPosix(relative(root, path)))) subdirectories.push(path);
       } else if (entry.isFile() || entry.isSymbolicLink()) {
         yield { path, relative: toPosix(relative(root, path)), kind: entry.isFile() ? 'file' : 'symlink' };
       }

@@ -6,7 +6,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PolicyUnreadable, policyDenyGlobs } from '../../../src/executor/policy.js';
+import { PolicyUnreadable, policyDenyGlobs } from '../../../src/floor/policy.js';
 import { DEFAULT_MANIFEST, makeTempDir } from '../../helpers/fixture-repo.js';
 
 const temps: { cleanup(): Promise<void> }[] = [];
