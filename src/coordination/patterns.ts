@@ -3,7 +3,8 @@
  * itself and everything beneath it (a directory claim); a glob is matched by picomatch with dot
  * files included. Pure functions, shared by the claim board and the git guard.
  */
-import { isAbsolute, relative, sep } from 'node:path';
+import { isAbsolute } from 'node:path';
+import { insidePath } from '../platform/confine.js';
 import picomatch from 'picomatch';
 import { CapabilityError } from '../platform/errors.js';
 
@@ -40,9 +41,9 @@ export function staticBase(pattern: string): string {
 export function normalisePattern(root: string, input: string): string {
   let path = input.trim().replaceAll('\\', '/');
   if (isAbsolute(path)) {
-    const inside = relative(root, path);
-    if (inside.startsWith('..') || isAbsolute(inside)) throw outside(input);
-    path = inside.split(sep).join('/');
+    const inside = insidePath(root, path);
+    if (inside === undefined) throw outside(input);
+    path = inside;
   }
   const segments = path.split('/').filter((s) => s !== '' && s !== '.');
   if (segments.includes('..')) throw outside(input);

@@ -9,7 +9,8 @@
  * a live server that answers with an error, or git failing: with one warning line (fail open,
  * docs/GUARD.md says why). It writes to stderr only.
  */
-import { relative, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { insidePath } from '../platform/confine.js';
 import { MajordomusError, errorMessage } from '../platform/errors.js';
 import { patternCovers } from '../coordination/patterns.js';
 import { readLease } from '../shared/lease.js';
@@ -199,8 +200,8 @@ async function touchedPaths(hook: GuardHook, root: string, input: string): Promi
   const top = (await runGit(cwd, ['rev-parse', '--show-toplevel'])).trim();
   const paths = hook === 'pre-commit' ? await stagedPaths(cwd) : await pushedPaths(cwd, input);
   return paths.flatMap((path) => {
-    const inside = relative(root, resolve(top, path)).split('\\').join('/');
-    return inside === '' || inside === '..' || inside.startsWith('../') ? [] : [inside];
+    const inside = insidePath(root, resolve(top, path));
+    return inside === undefined || inside === '' ? [] : [inside];
   });
 }
 

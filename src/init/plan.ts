@@ -3,9 +3,9 @@
  * after, and every conflict. All or nothing — the command writes only a plan without conflicts
  * (or with `--force`), so a refusal never leaves a half-initialised repository.
  */
-import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MajordomusError, errorMessage } from '../platform/errors.js';
+import { MajordomusError } from '../platform/errors.js';
+import { assertWritableInside, ConfineError, readRegular } from '../platform/confine.js';
 import { readManifest } from '../layer/manifest.js';
 import { clientConfigs, type ClientConfig } from './clients.js';
 import { mergeIgnoreLine } from './gitignore.js';
@@ -43,19 +43,32 @@ export interface PlanOptions {
   force: boolean;
 }
 
-/** A file's text, or null when there is none; anything but a regular file is refused. */
-async function readText(root: string, path: string): Promise<string | null> {
-  const full = join(root, path);
-  let info;
+/** The largest file `init` reads to merge into. */
+const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Refuses a target whose path passes through a symbolic link or leaves the repository: a write
+ * there would land outside it (`.codex -> ~/.codex`). Asked before reading and again before writing.
+ */
+export async function confineTarget(root: string, path: string): Promise<void> {
   try {
-    info = await lstat(full);
+    await assertWritableInside(root, path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new MajordomusError('MAJ_CONFIG_UNPARSABLE', `${path}: cannot be read (${errorMessage(error)}); nothing was written`);
+    if (error instanceof ConfineError && error.reason !== 'not_regular') {
+      throw new MajordomusError('MAJ_UNSAFE_TARGET', `${path}: ${error.detail}; init writes only inside the repository, never through a link, and nothing was written`);
+    }
+    if (error instanceof ConfineError) throw new MajordomusError('MAJ_CONFIG_UNPARSABLE', `${path}: ${error.detail}; nothing was written`);
+    throw error;
   }
-  if (info.isSymbolicLink()) throw new MajordomusError('MAJ_CONFIG_UNPARSABLE', `${path}: is a symbolic link; init edits regular files only, nothing was written`);
-  if (!info.isFile()) throw new MajordomusError('MAJ_CONFIG_UNPARSABLE', `${path}: is not a regular file; nothing was written`);
-  return readFile(full, 'utf8');
+}
+
+/** A file's text, or null when there is none; anything but a regular file inside the repository is refused. */
+async function readText(root: string, path: string): Promise<string | null> {
+  await confineTarget(root, path);
+  const read = await readRegular(join(root, path), MAX_CONFIG_BYTES);
+  if (read.ok) return read.bytes.toString('utf8');
+  if (read.reason === 'missing') return null;
+  throw new MajordomusError('MAJ_CONFIG_UNPARSABLE', `${path}: ${read.detail}; nothing was written`);
 }
 
 function planned(path: string, before: string | null, merge: EntryMerge): PlannedFile {

@@ -4,7 +4,7 @@
  */
 import { mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { InitPlan } from './plan.js';
+import { confineTarget, type InitPlan } from './plan.js';
 
 async function modeOf(path: string): Promise<number | undefined> {
   try {
@@ -28,9 +28,13 @@ async function writeAtomically(path: string, text: string): Promise<void> {
   }
 }
 
-/** Writes every created or updated file of `plan`. */
+/**
+ * Writes every created or updated file of `plan`. Every target is confined again first, all of
+ * them before the first write, so a link that appeared since the plan was made refuses the whole
+ * plan rather than half of it.
+ */
 export async function writePlan(plan: InitPlan): Promise<void> {
-  for (const file of plan.files) {
-    if (file.state !== 'unchanged') await writeAtomically(join(plan.root, file.path), file.after);
-  }
+  const changed = plan.files.filter((file) => file.state !== 'unchanged');
+  for (const file of changed) await confineTarget(plan.root, file.path);
+  for (const file of changed) await writeAtomically(join(plan.root, file.path), file.after);
 }

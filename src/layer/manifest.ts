@@ -11,7 +11,7 @@ import { posix } from 'node:path';
 import { MajordomusError } from '../platform/errors.js';
 import { isMapping, parseYaml } from './front-matter.js';
 import { DEFAULT_LOCAL_PATH } from './identity.js';
-import { readRegular } from '../platform/confine.js';
+import { insidePath, readRegular } from '../platform/confine.js';
 import { OBJECT_KINDS, type ObjectKind } from './types.js';
 
 export const MANIFEST_SCHEMA_ID = 'ai-repository/v1';
@@ -42,7 +42,9 @@ function layerPathProblem(value: unknown): string | undefined {
   if (typeof value !== 'string' || value.length === 0) return 'must be a non-empty string';
   if (value.includes('\\') || posix.isAbsolute(value)) return 'must be a relative path with "/" separators';
   const normal = normalise(value);
-  if (normal === '.' || normal === '..' || normal.startsWith('../')) return 'must name a directory below the root';
+  // Judged against a stand-in root: the checkout's own confinement decides what stays below it.
+  const below = insidePath('/root', posix.join('/root', normal));
+  if (below === undefined || below === '') return 'must name a directory below the root';
   // git's own directory is never part of a layer, neither to serve nor to write state into
   // (compared without case: on macOS `.GIT` is the same directory).
   if (normal.split('/').some((segment) => segment.toLowerCase() === '.git')) return 'must not be .git or inside a .git directory';

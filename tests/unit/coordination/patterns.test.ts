@@ -42,6 +42,9 @@ describe('normalisePattern', () => {
     ['.', ''],
     ['./', ''],
     ['.github/workflows/ci.yml', '.github/workflows/ci.yml'],
+    // A name that starts with two dots is a name, not a step up.
+    [`${ROOT}/..foo`, '..foo'],
+    ['..notes/x.md', '..notes/x.md'],
   ])('normalises %j to %j', (input, expected) => {
     expect(normalisePattern(ROOT, input)).toBe(expected);
   });
