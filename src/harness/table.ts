@@ -24,6 +24,7 @@ import { adapterFor } from './vendors/index.js';
 import type { TurnParser } from './vendors/adapter.js';
 import { floorOfLayer } from '../floor/policy.js';
 import type { Floor } from '../floor/rules.js';
+import { checkMode } from './modes.js';
 
 /** A read answers at most this much transcript (whole lines; one longer line is cut). */
 export const READ_CAP_BYTES = 60_000;
@@ -258,6 +259,7 @@ export class Harness {
       throw new HarnessRefusal(`with_config may set only model, effort and mode; remove ${denied.map((k) => JSON.stringify(k)).join(', ')}`);
     }
     const profile = nominatedProfile(this.#options.layer, this.#policy, input.profile);
+    checkMode(adapterFor(profile.agent), profile, input.mode ?? withConfig.mode);
     const launchRecord: LaunchRecord = {
       cwd: input.cwd ?? profile.cwd ?? '',
       args: [...(profile.args ?? []), ...(input.args ?? [])],
@@ -315,6 +317,7 @@ export class Harness {
     if (profile === undefined || !profile.harness.enabled || !this.#policy.inScope(profile.id)) {
       throw new HarnessRefusal(`profile "${entry.record.profile}" of session ${input.session} is no longer nominated for the harness; call list_profiles`);
     }
+    checkMode(adapterFor(profile.agent), profile, input.mode);
     entry.launching = running ? 'steer' : 'send';
     if (!running) this.#starting += 1;
     let turn: Turn;

@@ -58,6 +58,7 @@ export const ProfileMetadataSchema = z.strictObject({
   model: text.optional(),
   effort: text.optional(),
   mode: text.optional(),
+  allowed_modes: z.array(text).optional().describe('Modes a spawn or turn may choose beyond narrowing the profile\'s own (which is always allowed).'),
   cwd: text.optional(),
   harness: z.strictObject({ enabled: z.boolean() }),
   description: z.string().optional(),

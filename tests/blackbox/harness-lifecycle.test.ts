@@ -220,7 +220,7 @@ describe('harness sessions through the owner\'s stdio client', () => {
     // A send the agent's CLI cannot take is refused, and the session's launch stays as it was.
     const reader = await answer(owner.client, 'spawn', { profile: 'reader', prompt: 'answer:three', wait: true });
     const tooLong = `answer:${'x'.repeat(100 * 1024)}`;
-    expect(await refusal(owner.client, 'session_send', { session: reader.session, prompt: tooLong, mode: 'yolo' })).toContain('gemini takes its prompt as one argument');
+    expect(await refusal(owner.client, 'session_send', { session: reader.session, prompt: tooLong, mode: 'plan' })).toContain('gemini takes its prompt as one argument');
     const after = await answer(owner.client, 'session_send', { session: reader.session, prompt: 'answer:four', wait: true });
     expect(after.sessionInfo.mode).toBeUndefined();
     const runs = await waitForInvocations(log, 4);

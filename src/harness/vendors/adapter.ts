@@ -37,6 +37,12 @@ export interface VendorAdapter {
   readonly defaultCommand: string;
   /** Arguments that go before `invocation().args` only when `defaultCommand` runs (a script's path). */
   readonly defaultCommandArgs?: readonly string[];
+  /**
+   * The CLI's permission modes, narrowest first, and the one it runs with when none is given. A
+   * spawn or turn may narrow a profile's mode along this order, never widen it (src/harness/modes.ts).
+   */
+  readonly modes: readonly string[];
+  readonly defaultMode: string;
   /** Refuses (throws HarnessRefusal with a message naming the fix) what the CLI cannot express. */
   invocation(shape: LaunchShape, resumeId: string | null): Invocation;
   /** Flags whose next argv value is secret-looking are redacted in sessionInfo: adapter-specific extras. */

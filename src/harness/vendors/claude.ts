@@ -93,6 +93,9 @@ function invocation(shape: LaunchShape, resumeId: string | null): Invocation {
 
 export const claude: VendorAdapter = {
   agent: 'claude',
+  // --permission-mode: plan only reads; dontAsk runs only what is pre-approved; acceptEdits adds file edits; bypassPermissions asks for nothing.
+  modes: ['plan', 'dontAsk', 'default', 'acceptEdits', 'bypassPermissions'],
+  defaultMode: 'default',
   defaultCommand: 'claude',
   // Inline JSON for these may carry API keys, MCP headers or env.
   secretFlags: ['--settings', '--mcp-config'],

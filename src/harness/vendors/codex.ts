@@ -120,6 +120,9 @@ function invocation(shape: LaunchShape, resumeId: string | null): Invocation {
 
 export const codex: VendorAdapter = {
   agent: 'codex',
+  // --sandbox, from read-only to no sandbox at all.
+  modes: ['read-only', 'workspace-write', 'danger-full-access'],
+  defaultMode: 'workspace-write',
   defaultCommand: 'codex',
   // A `-c key=value` override may set a provider's bearer token or headers.
   secretFlags: ['-c', '--config'],

@@ -88,6 +88,9 @@ function invocation(shape: LaunchShape, resumeId: string | null): Invocation {
 
 export const executor: VendorAdapter = {
   agent: 'executor',
+  // --mode: read-only leaves write_file, edit_file and bash out.
+  modes: ['read-only', 'default'],
+  defaultMode: 'default',
   // This very package, run by the Node that runs the server: no install or PATH needed.
   defaultCommand: process.execPath,
   defaultCommandArgs: [join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js')],

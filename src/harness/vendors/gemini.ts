@@ -86,6 +86,9 @@ function invocation(shape: LaunchShape, resumeId: string | null): Invocation {
 
 export const gemini: VendorAdapter = {
   agent: 'gemini',
+  // --approval-mode, from planning only to approving everything.
+  modes: ['plan', 'default', 'auto_edit', 'yolo'],
+  defaultMode: 'default',
   defaultCommand: 'gemini',
   invocation,
   turnParser: (): TurnParser => new GeminiParser(),

@@ -71,6 +71,9 @@ function invocation(shape: LaunchShape, resumeId: string | null): Invocation {
 
 export const opencode: VendorAdapter = {
   agent: 'opencode',
+  // --agent: its built-in plan agent cannot edit, build can; a custom agent only through allowed_modes.
+  modes: ['plan', 'build'],
+  defaultMode: 'build',
   defaultCommand: 'opencode',
   // `-p` is `--password` (basic auth of an attached server); the general rule misses the short form.
   secretFlags: ['-p'],
