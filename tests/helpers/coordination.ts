@@ -227,8 +227,8 @@ export async function refusalOf(client: Client, name: string, args: Record<strin
 // ---------------------------------------------------------------------------------------------
 // REST, as the overseer (the lease's token and no MCP session)
 
-/** One REST request to whichever server the lease names now. */
-export async function rest(root: string, method: string, path: string, body?: unknown): Promise<RawResponse> {
+/** One REST request to whichever server the lease names now (rejected after `timeoutMs` without an answer). */
+export async function rest(root: string, method: string, path: string, body?: unknown, timeoutMs = 20_000): Promise<RawResponse> {
   const lease = await readLeaseDoc(root);
   expect(lease?.url, 'a lease naming a URL').toEqual(expect.any(String));
   const doc = lease as { url: string; token: string };
@@ -238,7 +238,7 @@ export async function rest(root: string, method: string, path: string, body?: un
     path,
     headers: { ...bearer(doc.token), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    timeoutMs: 20_000,
+    timeoutMs,
   });
 }
 

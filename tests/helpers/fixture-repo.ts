@@ -48,6 +48,12 @@ export async function git(cwd: string, args: readonly string[]): Promise<string>
   return stdout;
 }
 
+/** Adds and commits every file of the work tree (what .gitignore leaves in), hooks skipped. */
+export async function commitAll(root: string, message: string): Promise<void> {
+  await git(root, ['add', '-A']);
+  await git(root, [...GIT_IDENTITY, 'commit', '-q', '--allow-empty', '--no-verify', '-m', message]);
+}
+
 /** Creates a temporary directory (real path, so it compares equal to what the product resolves). */
 export async function makeTempDir(prefix = 'majordomus-test-'): Promise<{ path: string; cleanup(): Promise<void> }> {
   const path = await realpath(await mkdtemp(join(tmpdir(), prefix)));
@@ -76,10 +82,7 @@ export async function createFixtureRepo(options: FixtureOptions = {}): Promise<F
     }
     if (options.git ?? true) {
       await git(root, ['init', '-q']);
-      if (options.commit ?? true) {
-        await git(root, ['add', '-A']);
-        await git(root, [...GIT_IDENTITY, 'commit', '-q', '--allow-empty', '--no-verify', '-m', 'fixture']);
-      }
+      if (options.commit ?? true) await commitAll(root, 'fixture');
     }
   } catch (error) {
     await cleanup();

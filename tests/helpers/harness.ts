@@ -36,6 +36,8 @@ export interface ProfileSpec {
   model?: string;
   effort?: string;
   mode?: string;
+  /** The modes a spawn or send may ask for besides narrowing the profile's own. */
+  allowed_modes?: string[];
   description?: string;
 }
 
@@ -43,6 +45,8 @@ export interface HarnessLayer {
   profiles: Record<string, ProfileSpec>;
   /** The policy's `harness:` object, when the test needs limits, scope or a default profile. */
   policy?: Record<string, unknown>;
+  /** The policy's `permissions.deny` globs. */
+  deny?: string[];
   files?: Record<string, string>;
 }
 
@@ -61,7 +65,13 @@ export function harnessFiles(layer: HarnessLayer): Record<string, string> {
     };
     files[`.ai/repo/profiles/${id}.yaml`] = `${JSON.stringify(profile, null, 2)}\n`;
   }
-  if (layer.policy !== undefined) files['.ai/repo/policy.yaml'] = `${JSON.stringify({ harness: layer.policy }, null, 2)}\n`;
+  if (layer.policy !== undefined || layer.deny !== undefined) {
+    const policy = {
+      ...(layer.deny === undefined ? {} : { permissions: { deny: layer.deny } }),
+      ...(layer.policy === undefined ? {} : { harness: layer.policy }),
+    };
+    files['.ai/repo/policy.yaml'] = `${JSON.stringify(policy, null, 2)}\n`;
+  }
   return files;
 }
 
@@ -107,6 +117,23 @@ export async function refusal(client: Client, tool: string, args: Record<string,
   expect(result.isError, `expected ${tool} to be refused, got ${JSON.stringify(result.structured)}`).toBe(true);
   expect(result.structured).toBeUndefined();
   return result.text;
+}
+
+export interface Outcome {
+  /** The wire code of a refusal (its text is `code: message`), or null for an answer. */
+  code: string | null;
+  text: string;
+  structured: any;
+}
+
+/**
+ * A tool's answer or refusal, whichever it is (never fails the test): for soft assertions over
+ * many calls, where the first unexpected answer must not hide the others.
+ */
+export async function outcome(client: Client, tool: string, args: Record<string, unknown> = {}, timeout?: number): Promise<Outcome> {
+  const result = await callTool(client, `majordomus_${tool}`, args, timeout);
+  if (!result.isError) return { code: null, text: result.text, structured: result.structured };
+  return { code: /^([a-z_]+):/.exec(result.text)?.[1] ?? result.text, text: result.text, structured: undefined };
 }
 
 export interface SessionStatus {

@@ -12,7 +12,8 @@
  * - OpenAI chat completions (the executor's and ollama's wire): `POST /v1/chat/completions`, SSE
  *   `data:` chunks when `stream` is true (a tool call's arguments split across three chunks, then
  *   a usage chunk and `data: [DONE]`), one completion otherwise; `GET /v1/models` lists `models`.
- *   Nothing is written before a held reply settles: a hold is a stall before the first byte.
+ *   Nothing is written before a held reply settles: a hold is a stall before the first byte. A
+ *   `stalled` reply is a stall after it: one chunk, then silence with the connection open.
  *
  * Anything else is answered 404 and recorded. A model request with no reply left is answered 400
  * and noted in `problems`, so a test fails fast and says why (the CLIs retry a 5xx for tens of
@@ -90,11 +91,24 @@ export interface BrokenReply extends ReplyBase {
   text: string;
 }
 
+/**
+ * OpenAI chat only: the stream starts (head and one chunk with the first word of `text`), then
+ * nothing more is written while the connection stays open — a provider that stalls in the middle
+ * of a stream. The stall lasts until `releaseAfter` settles (then the rest of `text`, the finish
+ * chunk and `[DONE]` follow), until the client goes away, or until `stop()`; `stalls` counts the
+ * streams that stalled and `stallsOpen` those still held.
+ */
+export interface StalledReply {
+  kind: 'stalled';
+  text: string;
+  releaseAfter?: Promise<unknown>;
+}
+
 /** What the model answers with when its turn ends or when it calls a tool. */
 export type ModelReply = TextReply | ToolCallReply;
 
 /** One scripted answer to a model request. */
-export type ScriptedReply = ModelReply | ErrorReply | BrokenReply;
+export type ScriptedReply = ModelReply | ErrorReply | BrokenReply | StalledReply;
 
 /** Replies consumed in order, or a function choosing one per model request (`index` from 0). */
 export type ReplyScript =
@@ -163,6 +177,8 @@ export class ModelApi {
   readonly #models: readonly string[];
   #inFlight = 0;
   #maxInFlight = 0;
+  #stalls = 0;
+  #stallsOpen = 0;
 
   constructor(script: ReplyScript, models: readonly string[] = ['scripted']) {
     this.#models = models;
@@ -190,6 +206,16 @@ export class ModelApi {
   /** The most model requests ever answered at once (a concurrency cap's proof). */
   get maxInFlight(): number {
     return this.#maxInFlight;
+  }
+
+  /** How many `stalled` replies began their stall. */
+  get stalls(): number {
+    return this.#stalls;
+  }
+
+  /** How many stalled streams are still held open (the client has not gone away). */
+  get stallsOpen(): number {
+    return this.#stallsOpen;
   }
 
   /** The requests that were model requests (each consumed a reply or was refused for lack of one). */
@@ -287,6 +313,21 @@ export class ModelApi {
       return;
     }
     const model = modelOf(recorded);
+    if (reply.kind === 'stalled') {
+      if (api !== 'openai-chat' || !stream) {
+        this.problems.push(`a stalled reply needs a streaming chat completion, not ${api}${stream ? '' : ' without stream'}`);
+        answerJson(response, 400, errorBody(api, 400, 'a stalled reply needs a streaming chat completion'));
+        return;
+      }
+      this.#stalls += 1;
+      this.#stallsOpen += 1;
+      try {
+        await writeStalledChat(response, reply, index + 1, model);
+      } finally {
+        this.#stallsOpen -= 1;
+      }
+      return;
+    }
     if (reply.kind === 'broken') {
       if (api !== 'openai-chat' || !stream) {
         this.problems.push(`a broken reply needs a streaming chat completion, not ${api}${stream ? '' : ' without stream'}`);
@@ -520,6 +561,21 @@ async function writeBrokenChat(response: ServerResponse, reply: BrokenReply, n: 
   // Let the pieces leave before the cut, so the client has truly seen the stream begin.
   await new Promise<void>((resolve) => response.write('', () => resolve()));
   response.destroy();
+}
+
+async function writeStalledChat(response: ServerResponse, reply: StalledReply, n: number, model: string): Promise<void> {
+  const [first = '', ...rest] = pieces(reply.text);
+  const sse = openSse(response);
+  sse.data(chatChunk(n, model, { role: 'assistant', content: first }, null));
+  await new Promise<void>((resolve) => response.write('', () => resolve()));
+  // Held until released, or until the connection goes (the client left, or stop() closed it).
+  const gone = new Promise<'gone'>((resolve) => response.once('close', () => resolve('gone')));
+  const released = reply.releaseAfter ? reply.releaseAfter.then(() => 'released' as const) : new Promise<never>(() => undefined);
+  if ((await Promise.race([gone, released])) === 'gone') return;
+  for (const piece of rest) sse.data(chatChunk(n, model, { content: piece }, null));
+  sse.data(chatChunk(n, model, {}, 'stop'));
+  sse.raw('data: [DONE]\n\n');
+  sse.end();
 }
 
 /** An error body in the shape each API uses (the CLIs print its message). */

@@ -7,11 +7,30 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { expect } from 'vitest';
+import { runCli } from './cli.js';
+import { commitAll, type FixtureRepo } from './fixture-repo.js';
 import { callTool, HARNESS_RELATIVE, parseLines, type TranscriptLine } from './harness.js';
 import type { ModelApi } from './model-api.js';
+import type { Scene } from './shared.js';
 
 /** The executor profile every task suite nominates (the package's own `majordomus exec`). */
 export const EXECUTOR_PROFILE = `${JSON.stringify({ id: 'executor', agent: 'executor', harness: { enabled: true } }, null, 2)}\n`;
+
+/**
+ * A checkout set up the way a user sets one up: a git repository holding `files`, `majordomus
+ * init --no-guard` run in it (its own manifest, no policy file), the executor profile added, and
+ * everything committed (the Scene's baseline is taken again).
+ */
+export async function initialisedCheckout(scene: Scene, files: Readonly<Record<string, string>> = {}): Promise<FixtureRepo> {
+  const repo = await scene.repo({ manifest: null, gitignore: false, files });
+  const init = await runCli(['init', '--no-guard'], { cwd: repo.root });
+  expect(init.code, init.stderr).toBe(0);
+  await mkdir(join(repo.root, '.ai/repo/profiles'), { recursive: true });
+  await writeFile(join(repo.root, '.ai/repo/profiles/executor.yaml'), EXECUTOR_PROFILE);
+  await commitAll(repo.root, 'majordomus init and the executor profile');
+  await scene.rebaseline(repo);
+  return repo;
+}
 
 /** A provider of the gateway config: a scripted server and the models it serves. */
 export interface ProviderSpec {

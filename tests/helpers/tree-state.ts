@@ -1,10 +1,10 @@
 /**
  * A snapshot of a checkout to assert "nothing was written": `git status` (untracked and ignored
  * files included), a sha256 of every tracked file's bytes (a link's target for a symbolic link),
- * and whether the local half `.ai/local` exists.
+ * and whether the local half `.ai/local` exists; and `dirState`, every entry of any directory.
  */
 import { createHash } from 'node:crypto';
-import { lstat, readFile, readlink } from 'node:fs/promises';
+import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { git } from './fixture-repo.js';
 
@@ -51,4 +51,30 @@ export function statusOutside(state: TreeState, prefix: string): string[] {
   return state.status
     .split('\n')
     .filter((line) => line !== '' && !line.slice(3).startsWith(prefix));
+}
+
+/**
+ * Every entry below `root` as lstat sees it, without following a symbolic link: relative path →
+ * `dir`, `link:<target>` or the sha256 of a file's bytes (`other` for a FIFO, socket or device).
+ * `skip` names top-level entries left out (`.git`). For asserting "nothing was written" in a
+ * directory that is not a checkout (a folder a link points to) or byte for byte in one that is.
+ */
+export async function dirState(root: string, skip: readonly string[] = []): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (relative: string): Promise<void> => {
+    const names = (await readdir(join(root, relative))).sort();
+    for (const name of names) {
+      const path = relative === '' ? name : `${relative}/${name}`;
+      if (relative === '' && skip.includes(name)) continue;
+      const info = await lstat(join(root, path));
+      if (info.isSymbolicLink()) out[path] = `link:${await readlink(join(root, path))}`;
+      else if (info.isDirectory()) {
+        out[path] = 'dir';
+        await walk(path);
+      } else if (info.isFile()) out[path] = await digest(join(root, path));
+      else out[path] = 'other';
+    }
+  };
+  await walk('');
+  return out;
 }
