@@ -7,6 +7,7 @@
  *   `not_regular_file: …` over MCP, 422 over REST), six of them concurrently;
  * - after them every route still answers within 2 s: the gateway's `GET /v1/models`,
  *   `session_list` (MCP and REST) and `GET /api/v1/objects`;
+ * - a path out of the checkout is refused with `outside_checkout`;
  * - the refused spawns hold no live-session slot: with `max_live_sessions: 1`, after a FIFO and a
  *   socket were refused, a normal spawn runs.
  */
@@ -159,6 +160,10 @@ describe('a prompt file that is not a regular file', () => {
     expectRefusedAtOnce(await overMcp(owner, FIFO));
     expectRefusedAtOnce(await overMcp(owner, SOCKET));
     expect(await invocations(log), 'the agent CLI never ran for a FIFO or a socket').toEqual([]);
+    // A path out of the checkout is refused with its own code, and holds no slot either.
+    const outside = await outcome(owner.client, 'spawn', { profile: 'worker', file: '../elsewhere.md' }, HUNG_MS);
+    expect(outside.code).toBe('outside_checkout');
+    expect(outside.text).toContain('../elsewhere.md');
     const spawned = await callTool(owner.client, 'majordomus_spawn', { profile: 'worker', file: 'prompts/ok.md', wait: true }, 30_000);
     expect(spawned.isError, `a normal spawn afterwards: ${spawned.text.slice(0, 300)}`).toBe(false);
     expect(spawned.structured).toMatchObject({ status: 'exited', exitCode: 0, answer: 'fine' });
