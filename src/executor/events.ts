@@ -5,8 +5,15 @@
 import type { Failover } from './chat.js';
 import type { Usage } from './messages.js';
 
-/** How a turn ended. Only `completed` and `waiting` are successes. */
-export type TurnStatus = 'completed' | 'waiting' | 'max_turns' | 'loop' | 'error' | 'cancelled';
+/**
+ * How a turn ended, honestly (EXECUTOR.md): the one list every reader of the executor's events
+ * uses (the harness's adapter, the task board). Only the settled states are successes.
+ */
+export const TURN_STATES = ['completed', 'waiting', 'max_turns', 'loop', 'error', 'cancelled'] as const;
+export type TurnStatus = (typeof TURN_STATES)[number];
+
+/** The states in which a turn did what was asked: it answered, or it asked a question. */
+export const SETTLED_STATES: readonly TurnStatus[] = ['completed', 'waiting'];
 
 export interface SessionEvent {
   type: 'session';

@@ -5,13 +5,11 @@
  */
 import { tailLines } from '../harness/transcript.js';
 
-/** The honest states of an executor turn (EXECUTOR.md), as its result event names them. */
-export const EXECUTOR_STATES = ['completed', 'waiting', 'max_turns', 'loop', 'error', 'cancelled'] as const;
-export type ExecutorState = (typeof EXECUTOR_STATES)[number];
+import { TURN_STATES, type TurnStatus } from '../executor/events.js';
 
 export interface TurnOutcome {
   /** The result event's state; null when the turn ended without one (it crashed or was killed). */
-  state: ExecutorState | null;
+  state: TurnStatus | null;
   answer: string | null;
   question: string | null;
   options: string[];
@@ -63,7 +61,7 @@ export async function readTurnOutcome(transcriptPath: string): Promise<TurnOutco
     if (event.type === 'tool_call') outcome.lastTool = text(entry?.text) ?? text(event.name);
     if (event.type !== 'result') continue;
     const state = text(event.status);
-    outcome.state = (EXECUTOR_STATES as readonly string[]).includes(state ?? '') ? (state as ExecutorState) : 'error';
+    outcome.state = (TURN_STATES as readonly string[]).includes(state ?? '') ? (state as TurnStatus) : 'error';
     outcome.answer = text(event.answer);
     outcome.question = text(event.question);
     outcome.options = Array.isArray(event.options) ? event.options.filter((o): o is string => typeof o === 'string') : [];

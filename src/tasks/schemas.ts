@@ -1,8 +1,8 @@
 /** The shapes the task capabilities answer with (HermitAgent's, plus what we report honestly). */
 import { z } from 'zod';
-import { EXECUTOR_STATES } from './outcome.js';
+import { TURN_STATES } from '../executor/events.js';
 
-export const TaskStatusSchema = z.enum(['running', ...EXECUTOR_STATES]).describe(
+export const TaskStatusSchema = z.enum(['running', ...TURN_STATES]).describe(
   'running; completed (it answered); waiting (it asked a question: reply_task); max_turns, loop, error (it did not finish, and says why); cancelled.',
 );
 

@@ -23,9 +23,9 @@
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../platform/package-root.js';
 import type { Invocation, LaunchShape, TranscriptEntry, TurnParser, VendorAdapter } from './adapter.js';
+import { SETTLED_STATES } from '../../executor/events.js';
 import { entry, EventParser, stringOf, toolSummary, unsupported, type JsonObject } from './events.js';
 
-const SETTLED = ['completed', 'waiting'];
 
 class ExecutorParser extends EventParser {
   protected event(event: JsonObject): TranscriptEntry {
@@ -57,7 +57,7 @@ class ExecutorParser extends EventParser {
     const status = stringOf(event.status) ?? 'unknown';
     const answer = stringOf(event.answer) ?? (status === 'waiting' ? stringOf(event.question) : null);
     if (answer !== null) this.noteAnswer(answer);
-    if (SETTLED.includes(status)) return entry('result', event, status === 'waiting' ? `waiting: ${answer ?? ''}` : answer);
+    if ((SETTLED_STATES as readonly string[]).includes(status)) return entry('result', event, status === 'waiting' ? `waiting: ${answer ?? ''}` : answer);
     const message = stringOf(event.error) ?? `the executor stopped: ${status}`;
     this.noteError(message);
     return entry('error', event, message);
