@@ -33,8 +33,8 @@ function isExecutable(path: string): boolean {
   }
 }
 
-/** The absolute path `command` runs as: itself when it has a slash, else the first match on PATH. */
-export function resolveCommand(command: string, cwd: string, path = process.env.PATH ?? ''): string | null {
+/** The absolute path `command` runs as: itself when it has a slash, else the first match on `path` (the child's PATH). */
+export function resolveCommand(command: string, cwd: string, path: string): string | null {
   if (command.includes('/')) {
     const absolute = isAbsolute(command) ? command : join(cwd, command);
     return isExecutable(absolute) ? absolute : null;

@@ -34,12 +34,6 @@ export interface HarnessThread {
   useSnapshot(snapshot: SharedArrayBuffer, generation: number): Promise<void>;
 }
 
-/** This process's own delegation depth: `MAJORDOMUS_SPAWN_DEPTH`, stamped by whoever spawned it. */
-export function ownSpawnDepth(env: NodeJS.ProcessEnv = process.env): number {
-  const depth = Number(env.MAJORDOMUS_SPAWN_DEPTH ?? '0');
-  return Number.isInteger(depth) && depth >= 0 ? depth : 0;
-}
-
 export async function startHarnessThread(options: HarnessThreadOptions): Promise<HarnessThread> {
   const main = new MessageChannel();
   const http = new MessageChannel();
@@ -47,7 +41,8 @@ export async function startHarnessThread(options: HarnessThreadOptions): Promise
   const workerData: HarnessWorkerData = {
     snapshot: options.snapshot,
     harnessDir: options.harnessDir,
-    depth: ownSpawnDepth(),
+    // This server's own depth: `MAJORDOMUS_SPAWN_DEPTH`, stamped by whoever spawned it.
+    depth: config.spawnDepth ?? 0,
     mainPort: main.port2,
     httpPort: http.port2,
     nice: config.httpNice,

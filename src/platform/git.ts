@@ -1,11 +1,12 @@
 /**
- * The one way to run git: in a directory, with this process's environment (inside a
+ * The one way to run git: in a directory, with the environment child-env.ts gives git (inside a
  * hook that carries `GIT_INDEX_FILE`, which `git commit -a` and `git commit <paths>` point at a
  * temporary index), never taking optional locks, its output bounded, and failing with a typed
  * error that says what went wrong and what git printed.
  */
 import { execFile, type ExecFileException } from 'node:child_process';
 import { statSync } from 'node:fs';
+import { gitEnvironment } from './child-env.js';
 
 /** Why git failed: not installed, no such directory, a non-zero exit, too much output, too long. */
 export type GitFailure = 'not-installed' | 'no-directory' | 'exit' | 'output-too-large' | 'timeout';
@@ -66,7 +67,7 @@ function run<T extends string | Buffer>(cwd: string, args: readonly string[], op
         encoding,
         maxBuffer: options.maxBytes ?? DEFAULT_MAX_BYTES,
         ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
-        env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' },
+        env: gitEnvironment(),
         windowsHide: true,
       },
       (error, stdout, stderr) => {

@@ -1,7 +1,7 @@
 /**
  * The one git runner (src/platform/git.ts), with the real git. Covers:
  * - it answers git's stdout as text or as bytes, and hands git its input on stdin;
- * - git runs without optional locks and without a prompt;
+ * - git runs with the environment child-env.ts gives it: no optional locks, no prompt;
  * - each failure is a GitFailed saying which: git missing from PATH, a directory that does not
  *   exist, a non-zero exit (with git's own words and its code), output over the bound, a run over
  *   its time; the message names the command and the directory.
