@@ -20,6 +20,7 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { modelCommandEnvironment, type ChildEnv } from '../platform/child-env.js';
 import { insidePath } from '../platform/confine.js';
 
 /** What a failing mask step prints before exiting 125, so a mask failure is told from the command's own. */
@@ -48,7 +49,7 @@ exec unshare --map-user="$4" --map-group="$5" --mount --pid --fork --kill-child 
 export interface MaskedCommand {
   command: string;
   cwd: string;
-  env: NodeJS.ProcessEnv;
+  env: ChildEnv;
   /** Files to show empty (absolute paths, regular files). */
   files: readonly string[];
   /** Directories to show empty (absolute paths). */
@@ -115,7 +116,7 @@ async function runProbe(): Promise<MaskingSupport> {
     await mkdir(keys);
     await writeFile(join(keys, 'key'), 'majordomus floor probe');
     const command = 'cat probe-secret && ls -A probe-keys && echo probe-done';
-    const { child, cleanup } = await spawnMasked({ command, cwd: scratch, env: process.env, files: [secret], directories: [keys] });
+    const { child, cleanup } = await spawnMasked({ command, cwd: scratch, env: modelCommandEnvironment(), files: [secret], directories: [keys] });
     let output = '';
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));

@@ -11,6 +11,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { parse as parseYamlText } from 'yaml';
 import { z } from 'zod';
 import { errorMessage } from '../platform/errors.js';
+import { SECRETS } from '../platform/settings.js';
 
 export const CONFIG_FILE_NAME = 'executor.yaml';
 /** The file is a few lines; anything larger is refused before it is parsed. */
@@ -193,7 +194,7 @@ export class GatewayConfigFile {
   #loading: Promise<ConfigReading> | null = null;
 
   /** `path` is absolute; `label` is how messages name it (relative to the root). */
-  constructor(path: string, label: string, env: Environment = process.env) {
+  constructor(path: string, label: string, env: Environment = SECRETS) {
     this.#path = path;
     this.#label = label;
     this.#env = env;

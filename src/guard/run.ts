@@ -11,31 +11,21 @@
  */
 import { resolve } from 'node:path';
 import { insidePath } from '../platform/confine.js';
-import { MajordomusError, errorMessage } from '../platform/errors.js';
+import { errorMessage } from '../platform/errors.js';
 import { patternCovers } from '../coordination/patterns.js';
 import { readLease } from '../shared/lease.js';
 import { locateCheckout } from '../shared/locate.js';
 import { getJson, probe } from '../shared/probe.js';
 import { runGit } from '../platform/git.js';
+import { guardSetting, peerFromEnvironment, type GuardSetting } from '../platform/settings.js';
 import type { GuardHook } from './hooks.js';
-import { ancestry, peerFromEnvironment } from './identity.js';
+import { ancestry } from './identity.js';
 import { pushedPaths, stagedPaths } from './touched.js';
 
 /** How long the claims request may take once the probe found the server live. */
 const CLAIMS_TIMEOUT_MS = 5_000;
 /** Touched paths listed per claim; the rest are counted. */
 const LISTED_PATHS = 10;
-
-export const GUARD_SETTINGS = ['refuse', 'warn', 'off'] as const;
-export type GuardSetting = (typeof GUARD_SETTINGS)[number];
-
-/** `MAJORDOMUS_GUARD`, validated: the installed hook sets its default; unset means refuse. */
-export function guardSetting(env: Readonly<Record<string, string | undefined>> = process.env): GuardSetting {
-  const value = env.MAJORDOMUS_GUARD;
-  if (value === undefined || value === '') return 'refuse';
-  if ((GUARD_SETTINGS as readonly string[]).includes(value)) return value as GuardSetting;
-  throw new MajordomusError('MAJ_USAGE', `MAJORDOMUS_GUARD=${JSON.stringify(value)} is not one of ${GUARD_SETTINGS.join(', ')}`);
-}
 
 /** A claim as `claims.list` answers it (issue 12's ClaimView). */
 export interface ClaimView {

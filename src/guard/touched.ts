@@ -77,7 +77,7 @@ export async function pathsOfCommits(cwd: string, commits: readonly string[]): P
   const output = await runGit(
     cwd,
     ['-c', 'core.quotepath=off', 'diff-tree', '--stdin', '-r', '-z', '--no-commit-id', '--name-status', '-M', '--root', '--cc'],
-    `${commits.join('\n')}\n`,
+    { input: `${commits.join('\n')}\n` },
   );
   return unique(parseNameStatus(output));
 }

@@ -7,8 +7,9 @@
  * A stop is SIGTERM to the group, a grace period, then SIGKILL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { startTicksOf } from '../platform/proc.js';
 
 /** How long a group gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 5_000;
@@ -33,8 +34,8 @@ function isExecutable(path: string): boolean {
   }
 }
 
-/** The absolute path `command` runs as: itself when it has a slash, else the first match on PATH. */
-export function resolveCommand(command: string, cwd: string, path = process.env.PATH ?? ''): string | null {
+/** The absolute path `command` runs as: itself when it has a slash, else the first match on `path` (the child's PATH). */
+export function resolveCommand(command: string, cwd: string, path: string): string | null {
   if (command.includes('/')) {
     const absolute = isAbsolute(command) ? command : join(cwd, command);
     return isExecutable(absolute) ? absolute : null;
@@ -45,33 +46,6 @@ export function resolveCommand(command: string, cwd: string, path = process.env.
     if (isExecutable(candidate)) return candidate;
   }
   return null;
-}
-
-/**
- * Field 22 of `/proc/PID/stat`: when the process started, in clock ticks since boot. With the pid
- * it names one process for good (a pid alone may have been reused), or null when it is gone.
- */
-export function startTicksOf(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    // The command name (field 2) may hold spaces and parentheses: count from its closing paren.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/** Field 5 of `/proc/PID/stat`: the process group, or null when the process is gone. */
-export function processGroupOf(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const pgid = Number(fields[2]);
-    return Number.isInteger(pgid) ? pgid : null;
-  } catch {
-    return null;
-  }
 }
 
 export function isAlive(pid: number): boolean {

@@ -13,8 +13,10 @@ import { readFile, stat } from 'node:fs/promises';
 import { relative } from 'node:path';
 import type { LayerView } from '../layer/view.js';
 import type { CallContext } from '../platform/call.js';
+import { agentEnvironment, type ChildEnv } from '../platform/child-env.js';
+import { processGroupOf, startTicksOf } from '../platform/proc.js';
 import { harnessPolicy, nominatedProfile, profilesOf, type HarnessPolicy, type Profile } from './profiles.js';
-import { groupAlive, isAlive, KILL_GRACE_MS, launch, processGroupOf, resolveCommand, signalGroup, startTicksOf, stopGroup } from './process.js';
+import { groupAlive, isAlive, KILL_GRACE_MS, launch, resolveCommand, signalGroup, stopGroup } from './process.js';
 import { promptOf, resolveCwd, redactArgv, type PromptInput } from './prepare.js';
 import type { KillAnswer, LaunchAnswer, ProfileList, ReadAnswer, ResourceAnswer, SendAnswer, SessionList, SessionStatus } from './schemas.js';
 import { SessionStore, type LaunchRecord, type SessionRecord, type TurnDone, type TurnStatus } from './store.js';
@@ -35,12 +37,6 @@ const STDERR_TAIL = 2_000;
 const DEFAULT_WAIT_SECONDS = 120;
 /** How long a finished turn may take to release its pipes once its leader exited. */
 const PIPE_CLOSE_GRACE_MS = 2_000;
-
-export const DEPTH_ENV = 'MAJORDOMUS_SPAWN_DEPTH';
-/** Stamped on an executor: the session it runs as (the task id its model requests carry to the gateway). */
-export const TASK_ID_ENV = 'MAJORDOMUS_TASK_ID';
-/** Stamped on an executor: where it keeps its conversation (the session's own directory). */
-export const EXECUTOR_STATE_ENV = 'MAJORDOMUS_EXECUTOR_STATE';
 
 /** A session's turns as the task board reads them (src/tasks/). */
 export interface SessionTurns {
@@ -78,7 +74,7 @@ interface Prepared {
   args: string[];
   stdin: string | null;
   cwd: string;
-  env: NodeJS.ProcessEnv;
+  env: ChildEnv;
   /** What sessionInfo shows. */
   argv: string[];
   envNames: string[];
@@ -99,7 +95,8 @@ export interface HarnessOptions {
   store: SessionStore;
   /** This server's own delegation depth (its `MAJORDOMUS_SPAWN_DEPTH`). */
   depth: number;
-  env?: NodeJS.ProcessEnv;
+  /** What agents inherit, before src/platform/child-env.ts takes out the role variables (default: this process's environment). */
+  env?: ChildEnv;
   killGraceMs?: number;
   /** Called once each turn has ended and its done.json is written. */
   onTurnEnd?: (session: string, turn: number) => void;
@@ -512,8 +509,9 @@ export class Harness {
     }
   }
 
+  /** The PATH an agent of `profile` runs with, where its command is looked up. */
   #childPath(profile: Profile): string {
-    return profile.env?.PATH ?? this.#options.env?.PATH ?? process.env.PATH ?? '';
+    return agentEnvironment({ depth: 0 }, profile.env, this.#options.env).env.PATH ?? '';
   }
 
   #sameProcess(record: SessionRecord): boolean {
@@ -534,12 +532,9 @@ export class Harness {
     const invocation = adapter.invocation({ prompt, cwd, args: record.launch.args, ...pick('model', record.launch.model), ...pick('effort', record.launch.effort), ...pick('mode', record.launch.mode) }, resumeId);
     // A default command may be a script that needs its interpreter's arguments first (the executor).
     const leading = profile.command === undefined ? [...(adapter.defaultCommandArgs ?? [])] : [];
-    const stamped: Record<string, string> = { [DEPTH_ENV]: String(depth + 1) };
-    if (record.agent === 'executor') {
-      stamped[TASK_ID_ENV] = record.session;
-      stamped[EXECUTOR_STATE_ENV] = this.#store.sessionDir(record.session);
-    }
-    const env: NodeJS.ProcessEnv = { ...(this.#options.env ?? process.env), ...(profile.env ?? {}), ...stamped };
+    // Its depth; an executor also its task (the session) and where it keeps its conversation.
+    const executor = record.agent === 'executor' ? { taskId: record.session, stateDir: this.#store.sessionDir(record.session) } : {};
+    const { env, names } = agentEnvironment({ depth: depth + 1, ...executor }, profile.env, this.#options.env);
     // The vendor's session id and a prompt passed as an argument are never shown.
     const shown = invocation.args.map((arg, i) => (invocation.hidden.includes(i) ? (arg === prompt ? '<prompt>' : '<hidden>') : arg));
     return {
@@ -549,7 +544,7 @@ export class Harness {
       cwd,
       env,
       argv: redactArgv([commandName, ...leading, ...shown], adapter.secretFlags ?? []),
-      envNames: [...new Set([...Object.keys(profile.env ?? {}), ...Object.keys(stamped)])].sort(),
+      envNames: names,
     };
   }
 

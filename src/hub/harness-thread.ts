@@ -3,18 +3,20 @@
  * directory, forwards its own client's harness calls (a follow's lines come back as events), and
  * stops it — every running agent's group with it — along the one shutdown path.
  */
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { errorMessage, MajordomusError } from '../platform/errors.js';
 import { log } from '../platform/log.js';
-import { onExit } from '../platform/exit-hooks.js';
 import { settings } from '../platform/settings.js';
 import { rpcClient } from '../platform/rpc.js';
+import { startThread } from '../platform/worker.js';
 import { harnessCall, HARNESS_CALL_TIMEOUT_MS } from '../threads/harness-call.js';
 import type { PeerNotice } from '../peers/notice.js';
 import { HARNESS_CONTROL_METHODS, NOTICE_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../threads/harness.js';
 import { type CallContext, type CallOutcome } from '../platform/call.js';
 
 const STOP_TIMEOUT_MS = 30_000;
+/** Adopting an earlier server's sessions may stop its orphaned agents, each with its grace period. */
+const START_DEADLINE_MS = 120_000;
 
 export interface HarnessThreadOptions {
   snapshot: SharedArrayBuffer;
@@ -34,12 +36,6 @@ export interface HarnessThread {
   useSnapshot(snapshot: SharedArrayBuffer, generation: number): Promise<void>;
 }
 
-/** This process's own delegation depth: `MAJORDOMUS_SPAWN_DEPTH`, stamped by whoever spawned it. */
-export function ownSpawnDepth(env: NodeJS.ProcessEnv = process.env): number {
-  const depth = Number(env.MAJORDOMUS_SPAWN_DEPTH ?? '0');
-  return Number.isInteger(depth) && depth >= 0 ? depth : 0;
-}
-
 export async function startHarnessThread(options: HarnessThreadOptions): Promise<HarnessThread> {
   const main = new MessageChannel();
   const http = new MessageChannel();
@@ -47,34 +43,35 @@ export async function startHarnessThread(options: HarnessThreadOptions): Promise
   const workerData: HarnessWorkerData = {
     snapshot: options.snapshot,
     harnessDir: options.harnessDir,
-    depth: ownSpawnDepth(),
+    // This server's own depth: `MAJORDOMUS_SPAWN_DEPTH`, stamped by whoever spawned it.
+    depth: config.spawnDepth ?? 0,
     mainPort: main.port2,
     httpPort: http.port2,
     nice: config.httpNice,
     faultCapability: config.faultCapability,
   };
-  const worker = new Worker(new URL('../../workers/harness-thread.js', import.meta.url), {
-    workerData,
-    transferList: [main.port2, http.port2],
-  });
-  const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
-  worker.on('error', (error) => log.error(`harness thread failed: ${error.stack ?? error.message}`));
-  const started = await new Promise<HarnessStartMessage>((resolve) => {
-    worker.once('message', (message: HarnessStartMessage) => resolve(message));
-    void exited.then((code) => resolve({ type: 'failed', reason: `the harness thread ended (code ${code}) before it was ready` }));
-  });
   const control = rpcClient<HarnessControl>(main.port1, HARNESS_CONTROL_METHODS, {
     timeoutMs: HARNESS_CALL_TIMEOUT_MS,
     timeouts: { stop: STOP_TIMEOUT_MS },
   });
+  const worker = startThread({
+    name: 'the harness thread',
+    file: new URL('../../workers/harness-thread.js', import.meta.url),
+    workerData,
+    transferList: [main.port2, http.port2],
+    shutdown: () => control.stop(),
+    afterStop: () => {
+      control.close('the harness thread has stopped');
+      main.port1.close();
+    },
+    onError: (error) => log.error(`harness thread failed: ${error.stack ?? error.message}`),
+  });
+  const started = await worker.started<HarnessStartMessage>(START_DEADLINE_MS, (reason) => ({ type: 'failed', reason }));
   if (started.type === 'failed') {
     await worker.terminate();
-    main.port1.close();
     http.port1.close();
     throw new MajordomusError('MAJ_INTERNAL', started.reason);
   }
-  let stopping: Promise<void> | null = null;
-  let forget = (): void => {};
   const thread: HarnessThread = {
     httpPort: http.port1,
     invoke: async (capabilityId, input, caller, call = {}) => {
@@ -86,7 +83,7 @@ export async function startHarnessThread(options: HarnessThreadOptions): Promise
       }
     },
     useSnapshot: async (snapshot, generation) => {
-      await Promise.race([control.useSnapshot(snapshot, generation).catch(() => undefined), exited]);
+      await worker.untilExit(control.useSnapshot(snapshot, generation));
     },
     onNotice(deliver) {
       const onEvent = (stream: string, data: unknown): void => {
@@ -94,17 +91,7 @@ export async function startHarnessThread(options: HarnessThreadOptions): Promise
       };
       control.callWith('notices', [], { onEvent, timeoutMs: Number.POSITIVE_INFINITY }).catch(() => undefined);
     },
-    stop() {
-      stopping ??= (async () => {
-        await Promise.race([control.stop().catch(() => undefined), exited]);
-        await exited;
-        control.close('the harness thread has stopped');
-        main.port1.close();
-        forget();
-      })();
-      return stopping;
-    },
+    stop: () => worker.stop(),
   };
-  forget = onExit(() => thread.stop());
   return thread;
 }

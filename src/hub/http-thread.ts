@@ -3,14 +3,14 @@
  * serves it the peer board (`HostControl`), and stops it along the one shutdown path.
  */
 import { fileURLToPath } from 'node:url';
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { MajordomusError } from '../platform/errors.js';
 import { urlOf } from '../shared/address.js';
 import { log } from '../platform/log.js';
-import { onExit } from '../platform/exit-hooks.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { settings } from '../platform/settings.js';
 import { rpcClient, serveRpc, type RpcServed } from '../platform/rpc.js';
+import { startThread } from '../platform/worker.js';
 import { HTTP_CONTROL_METHODS, type HostControl, type HttpControl, type HttpStartMessage, type HttpWorkerData } from '../threads/http.js';
 import { PROGRESS_STREAM } from '../platform/call.js';
 import { pageHostState } from '../page/host-state.js';
@@ -21,6 +21,8 @@ import { runtimeSnapshot } from '../threads/snapshot.js';
 /** Control calls are quick; stopping the thread may take a while on a loaded machine. */
 const CONTROL_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 30_000;
+/** Binding, and starting the pool, take well under a second; a loaded machine gets far longer. */
+const START_DEADLINE_MS = 60_000;
 
 export interface HttpThreadOptions {
   host: string;
@@ -108,40 +110,31 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
     nice: config.httpNice,
     faultCapability: config.faultCapability,
   };
-  const worker = new Worker(new URL('../../workers/http-thread.js', import.meta.url), {
-    workerData,
-    transferList: [hostChannel.port2, controlChannel.port2, ...(options.harnessPort ? [options.harnessPort] : [])],
-  });
-  const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
-  worker.on('error', (error) => log.error(`HTTP thread failed: ${error.stack ?? error.message}`));
-
-  const started = await new Promise<HttpStartMessage>((resolve) => {
-    worker.once('message', (message: HttpStartMessage) => resolve(message));
-    void exited.then((code) => resolve({ type: 'failed', reason: `the HTTP thread ended (code ${code}) before listening` }));
-  });
   const control = rpcClient<HttpControl>(controlChannel.port1, HTTP_CONTROL_METHODS, {
     timeoutMs: CONTROL_TIMEOUT_MS,
     timeouts: { stop: STOP_TIMEOUT_MS },
   });
-  const closePorts = (): void => {
-    hostChannel.port1.close();
-    controlChannel.port1.close();
-  };
+  const worker = startThread({
+    name: 'the HTTP thread',
+    file: new URL('../../workers/http-thread.js', import.meta.url),
+    workerData,
+    transferList: [hostChannel.port2, controlChannel.port2, ...(options.harnessPort ? [options.harnessPort] : [])],
+    shutdown: () => control.stop(),
+    afterStop: () => {
+      control.close('the HTTP thread has stopped');
+      hostChannel.port1.close();
+      controlChannel.port1.close();
+    },
+    onError: (error) => log.error(`HTTP thread failed: ${error.stack ?? error.message}`),
+  });
+  const started = await worker.started<HttpStartMessage>(START_DEADLINE_MS, (reason) => ({ type: 'failed', reason }));
   if (started.type === 'failed') {
-    await exited;
-    closePorts();
+    // A thread whose listen failed ends by itself (its stop is under way); its ports are released with it.
+    await worker.stop();
     throw new MajordomusError('MAJ_PORT_UNAVAILABLE', started.reason);
   }
-
-  let stopping: Promise<void> | null = null;
-  let forget = (): void => {};
-  // A control call to a thread that has gone fails (its port closes); it also ends with the thread.
-  const untilExit = <T>(call: Promise<T>): Promise<T | void> => Promise.race([call.catch(() => undefined), exited.then(() => undefined)]);
-  void exited.then((code) => {
-    if (stopping !== null) return;
-    forget();
-    options.onUnexpectedExit?.(`exit code ${code}`);
-  });
+  if (options.onUnexpectedExit) worker.onUnexpectedExit(options.onUnexpectedExit);
+  const { untilExit } = worker;
   const thread: HttpThread = {
     port: started.port,
     url: urlOf(options.host, started.port),
@@ -157,19 +150,9 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
     },
     notifyPeer: async (peerId, method, params, requires) => (await untilExit(control.notifyPeer(peerId, method, params, requires))) === true,
     changed: (topic) => {
-      if (stopping === null) void untilExit(control.changed(topic));
+      if (!worker.stopping) void untilExit(control.changed(topic));
     },
-    stop() {
-      stopping ??= (async () => {
-        await untilExit(control.stop());
-        await exited;
-        control.close('the HTTP thread has stopped');
-        closePorts();
-        forget();
-      })();
-      return stopping;
-    },
+    stop: () => worker.stop(),
   };
-  forget = onExit(() => thread.stop());
   return thread;
 }

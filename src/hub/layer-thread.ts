@@ -4,7 +4,6 @@
  * tells the MCP clients), one at a time, in order. The main thread only decodes the new snapshot;
  * watching, building and encoding happen in the worker.
  */
-import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../platform/errors.js';
 import type { LayerIndex } from '../layer/types.js';
 import type { LayerView } from '../layer/view.js';
@@ -13,7 +12,7 @@ import { settings } from '../platform/settings.js';
 import { decodeSnapshot, snapshotView } from '../threads/snapshot.js';
 import type { DiscoveryMode } from '../layer/types.js';
 import type { LayerBuildMessage, LayerBuildWorkerData } from '../threads/layer-build.js';
-import { onExit } from '../platform/exit-hooks.js';
+import { startThread } from '../platform/worker.js';
 
 /** A burst of changes is built once nothing changed for this long… */
 export const RELOAD_QUIET_MS = 50;
@@ -61,13 +60,21 @@ export function startFreshness(options: FreshnessOptions): LayerFreshness {
     maxWaitMs: RELOAD_MAX_WAIT_MS,
     nice: settings().httpNice,
   };
-  const worker = new Worker(new URL('../../workers/layer-build.js', import.meta.url), { workerData });
-  // The worker never keeps the process alive: a server ends when its clients do.
-  worker.unref();
-  let stopped = false;
   let swaps: Promise<void> = Promise.resolve();
-  worker.on('message', (message: LayerBuildMessage) => {
-    if (stopped) return;
+  const thread = startThread({
+    name: 'the layer build worker',
+    file: new URL('../../workers/layer-build.js', import.meta.url),
+    workerData,
+    // The worker never keeps the process alive: a server ends when its clients do.
+    unref: true,
+    // A build under way is dropped; a swap under way finishes.
+    afterStop: () => swaps,
+    onError: (error) => {
+      if (!thread.stopping) log.error(`the layer build worker failed (the layer is no longer refreshed): ${error.stack ?? error.message}`);
+    },
+  });
+  thread.worker.on('message', (message: LayerBuildMessage) => {
+    if (thread.stopping) return;
     if (message.type === 'watching') {
       log.debug(`layer: watching ${message.directories} directories for changes`);
     } else if (message.type === 'unchanged') {
@@ -76,7 +83,7 @@ export function startFreshness(options: FreshnessOptions): LayerFreshness {
       log.error(`layer: a rebuild failed (the serving generation stays; the next edit tries again): ${message.reason}`);
     } else {
       swaps = swaps.then(async () => {
-        if (stopped) return;
+        if (thread.stopping) return;
         const next: Generation = {
           generation: message.generation,
           snapshot: message.snapshot,
@@ -94,24 +101,7 @@ export function startFreshness(options: FreshnessOptions): LayerFreshness {
       });
     }
   });
-  worker.on('error', (error) => {
-    if (!stopped) log.error(`the layer build worker failed (the layer is no longer refreshed): ${error.stack ?? error.message}`);
-  });
-  let stopping: Promise<void> | null = null;
-  let forget = (): void => {};
-  const handle: LayerFreshness = {
-    stop() {
-      stopping ??= (async () => {
-        stopped = true;
-        forget();
-        await worker.terminate().catch(() => undefined);
-        await swaps;
-      })();
-      return stopping;
-    },
-  };
-  forget = onExit(() => handle.stop());
-  return handle;
+  return { stop: () => thread.stop() };
 }
 
 function decodedLayer(snapshot: SharedArrayBuffer): { index: LayerIndex; layer: LayerView } {

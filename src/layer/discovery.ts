@@ -6,16 +6,13 @@
  * bytes: one that is not UTF-8 cannot be named in a path or a URI, so it is set apart, never
  * turned into a look-alike path that points nowhere. Nothing here reads a file's content.
  */
-import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { MajordomusError } from '../platform/errors.js';
+import { GitFailed, runGitBytes } from '../platform/git.js';
 import { log } from '../platform/log.js';
 import { RealDirectories } from '../platform/confine.js';
 import type { Diagnostic, DiscoveryMode } from './types.js';
-
-const execFileAsync = promisify(execFile);
 
 /** Bound on `git ls-files` output: far above any real layer, small enough to never exhaust memory. */
 const GIT_MAX_BUFFER = 64 * 1024 * 1024;
@@ -108,20 +105,10 @@ async function listTracked(input: DiscoveryInput): Promise<Listing> {
   const args = ['-c', 'core.quotepath=off', '--literal-pathspecs', 'ls-files', '-z', '--cached', '--', input.repoPath];
   let stdout: Buffer;
   try {
-    ({ stdout } = await execFileAsync('git', args, {
-      cwd: input.root,
-      maxBuffer: GIT_MAX_BUFFER,
-      encoding: 'buffer',
-      // Reading the index must never take a lock or refresh it: nothing is written, in any mode.
-      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
-      windowsHide: true,
-    }));
+    // Reading the index never takes a lock or refreshes it (src/platform/git.ts): nothing is written, in any mode.
+    stdout = await runGitBytes(input.root, args, { maxBytes: GIT_MAX_BUFFER });
   } catch (error) {
-    const failure = error as NodeJS.ErrnoException & { stderr?: Buffer };
-    const why =
-      failure.code === 'ENOENT'
-        ? 'git is not installed or not on PATH'
-        : lossyUtf8.decode(failure.stderr ?? new Uint8Array()).trim() || failure.message;
+    const why = error instanceof GitFailed ? error.why : String(error);
     throw new MajordomusError(
       'MAJ_GIT_UNAVAILABLE',
       `--discovery vcs cannot list the tracked files of ${input.root}: ${why} (use --discovery filesystem to walk the directory instead)`,

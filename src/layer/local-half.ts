@@ -9,15 +9,12 @@
  *
  * Free of heavy imports: the election calls it before its first write.
  */
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { MajordomusError } from '../platform/errors.js';
+import { GitFailed, runGit } from '../platform/git.js';
 import { log } from '../platform/log.js';
 import { MANIFEST_PATH } from './identity.js';
 import { RealDirectories } from '../platform/confine.js';
-
-const execFileAsync = promisify(execFile);
 
 /** Far above any real listing; the first name is all that is used. */
 const GIT_MAX_BUFFER = 16 * 1024 * 1024;
@@ -30,18 +27,11 @@ function refuse(root: string, why: string): MajordomusError {
 async function firstTracked(root: string, localPath: string): Promise<string | undefined> {
   let stdout: string;
   try {
-    ({ stdout } = await execFileAsync('git', ['-c', 'core.quotepath=off', '--literal-pathspecs', 'ls-files', '-z', '--cached', '--', localPath], {
-      cwd: root,
-      encoding: 'utf8',
-      maxBuffer: GIT_MAX_BUFFER,
-      // Reading the index must never take a lock or refresh it.
-      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
-      windowsHide: true,
-    }));
+    // Reading the index never takes a lock or refreshes it (src/platform/git.ts).
+    stdout = await runGit(root, ['-c', 'core.quotepath=off', '--literal-pathspecs', 'ls-files', '-z', '--cached', '--', localPath], { maxBytes: GIT_MAX_BUFFER });
   } catch (error) {
     // Not a work tree, or no git: nothing can be tracked, so nothing to refuse.
-    const failure = error as NodeJS.ErrnoException & { stderr?: string };
-    log.debug(`not checking whether git tracks ${localPath}: ${(failure.stderr ?? '').trim() || failure.message}`);
+    log.debug(`not checking whether git tracks ${localPath}: ${error instanceof GitFailed ? error.why : String(error)}`);
     return undefined;
   }
   const first = stdout.split('\0')[0];

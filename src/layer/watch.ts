@@ -10,13 +10,10 @@
  * about a burst of them is the caller's (src/layer/rebuild-scheduler.ts). The watches keep their
  * thread alive (the build worker has nothing else to): `close()` ends them.
  */
-import { execFile } from 'node:child_process';
 import { watch, type FSWatcher } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { runGit } from '../platform/git.js';
 
 export interface WatchTargets {
   /** Real path of the root. */
@@ -40,10 +37,7 @@ export function layerTrees(repoPath: string): string[] {
  */
 export async function gitWatchFiles(root: string): Promise<string[]> {
   try {
-    const { stdout } = await run('git', ['-C', root, 'rev-parse', '--path-format=absolute', '--git-path', 'index', '--git-path', 'HEAD'], {
-      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
-      timeout: 10_000,
-    });
+    const stdout = await runGit(root, ['rev-parse', '--path-format=absolute', '--git-path', 'index', '--git-path', 'HEAD'], { timeoutMs: 10_000, maxBytes: 64 * 1024 });
     return stdout.split('\n').filter((line) => line !== '');
   } catch {
     return [];

@@ -21,6 +21,7 @@
 import { closeSync, constants, lstatSync, openSync, readlinkSync, readSync, realpathSync } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { openedPath } from './proc.js';
 
 // O_NOFOLLOW closes the race between lstat and open on the last component; O_NONBLOCK keeps a
 // FIFO swapped in after lstat from hanging the open.
@@ -280,14 +281,8 @@ function grow(buffer: Buffer, length: number, limit: number): Buffer {
  * cannot be asked (no /proc in a minimal container) the component checks stand alone.
  */
 function openedPathDiffers(fd: number, absolute: string, options: ReadOptions): boolean {
-  if (process.platform !== 'linux') return false;
-  let opened: string;
-  try {
-    opened = readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    return false;
-  }
-  if (opened === absolute) return false;
+  const opened = openedPath(fd);
+  if (opened === null || opened === absolute) return false;
   if (options.parentsReal) return true;
   try {
     return opened !== join(realpathSync(dirname(absolute)), basename(absolute));

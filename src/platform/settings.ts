@@ -1,8 +1,20 @@
 /**
- * The environment settings, read once at the edge and frozen. Every `MAJORDOMUS_*` variable the
- * product reads is declared here with its default; a malformed value is refused at start
- * (`MAJ_USAGE`, exit 2) instead of being silently replaced. No dependencies: the bridge path reads
- * it too. Threads do not read the environment again: the main thread hands them what they need.
+ * The environment of this process, read here and nowhere else (a test fails on a `process.env`
+ * read in any other module). Every variable a process of ours reads is declared here, in a
+ * section per kind of process:
+ *
+ * - every command: the `MAJORDOMUS_*` settings, read once at the edge and frozen; a malformed
+ *   value is refused at start (`MAJ_USAGE`, exit 2) instead of being silently replaced;
+ * - `majordomus exec`: what the harness stamps on it (its state directory, its task);
+ * - `guard run`, from a git hook: the guard's setting and the committer's peer id;
+ * - `majordomus open`: whether there is a display to open a page on;
+ * - secrets kept out of command lines and files, by the name of their variable (a provider's
+ *   `api_key_env`, `exec --api-key-env`);
+ * - what a child process inherits: src/platform/child-env.ts builds every child's environment
+ *   from `inheritableEnvironment()`.
+ *
+ * No dependencies beyond the error catalogue: the bridge path reads it too. Threads do not read
+ * the environment again: the main thread hands them what they need (the gateway's secrets aside).
  */
 import { availableParallelism } from 'node:os';
 import { MajordomusError } from './errors.js';
@@ -36,6 +48,11 @@ export interface Settings {
    * this is how a user (or a test) moves every server of a machine off the default port.
    */
   httpPort: number | null;
+  /**
+   * `MAJORDOMUS_SPAWN_DEPTH`: this process's delegation depth, stamped by the harness that spawned
+   * it (0–999); null when unset (a server then has depth 0, and a bridge reports none).
+   */
+  spawnDepth: number | null;
 }
 
 export const DEFAULTS = {
@@ -45,7 +62,10 @@ export const DEFAULTS = {
   httpNice: 10,
 } as const;
 
-type Env = Readonly<Record<string, string | undefined>>;
+/** The largest delegation depth a variable or a bridge's header may carry (three digits). */
+export const MAX_SPAWN_DEPTH = 999;
+
+export type Env = Readonly<Record<string, string | undefined>>;
 
 function invalid(name: string, value: string, wanted: string): MajordomusError {
   return new MajordomusError('MAJ_USAGE', `${name}=${JSON.stringify(value)} is not ${wanted}`);
@@ -57,6 +77,10 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < min || value > max) throw invalid(name, text, `an integer ${min}–${max}`);
   return value;
+}
+
+function nonEmpty(value: string | undefined): string | null {
+  return value === undefined || value === '' ? null : value;
 }
 
 /** Reads the settings from `env`; throws `MAJ_USAGE` naming the first malformed variable. */
@@ -81,6 +105,7 @@ export function readSettings(env: Env = process.env): Settings {
     maxSessions: integer(env, 'MAJORDOMUS_MAX_SESSIONS', DEFAULTS.maxSessions, 1, 100_000),
     faultCapability: fault ? fault.slice('capability:'.length) : null,
     httpPort: env.MAJORDOMUS_HTTP_PORT ? integer(env, 'MAJORDOMUS_HTTP_PORT', 0, 0, 65_535) : null,
+    spawnDepth: env.MAJORDOMUS_SPAWN_DEPTH ? integer(env, 'MAJORDOMUS_SPAWN_DEPTH', 0, 0, MAX_SPAWN_DEPTH) : null,
   });
 }
 
@@ -90,4 +115,94 @@ let current: Settings | null = null;
 export function settings(): Settings {
   current ??= readSettings();
   return current;
+}
+
+// ---- majordomus exec ------------------------------------------------------------------------
+
+/** The variables the harness stamps on an executor (src/platform/child-env.ts writes them). */
+export const EXECUTOR_STATE_ENV = 'MAJORDOMUS_EXECUTOR_STATE';
+export const TASK_ID_ENV = 'MAJORDOMUS_TASK_ID';
+export const SPAWN_DEPTH_ENV = 'MAJORDOMUS_SPAWN_DEPTH';
+
+/** What `majordomus exec` reads of its environment; a person running it by hand may set it too. */
+export interface ExecutorSettings {
+  /**
+   * `MAJORDOMUS_EXECUTOR_STATE`: the directory holding the conversations. The harness points it at
+   * the session's own directory, so a session's conversation lives and is reaped with it.
+   * Unset: `<root>/<local>/state/executor/`.
+   */
+  stateDir: string | null;
+  /**
+   * `MAJORDOMUS_TASK_ID`: the task this turn works for, sent as `X-Majordomus-Task` so the gateway
+   * counts usage per task. Unset: no header.
+   */
+  taskId: string | null;
+}
+
+/** The executor's settings from `env`, frozen. */
+export function readExecutorSettings(env: Env = process.env): ExecutorSettings {
+  return Object.freeze({ stateDir: nonEmpty(env[EXECUTOR_STATE_ENV]), taskId: nonEmpty(env[TASK_ID_ENV]) });
+}
+
+// ---- guard run (a git hook) -----------------------------------------------------------------
+
+export const GUARD_SETTINGS = ['refuse', 'warn', 'off'] as const;
+export type GuardSetting = (typeof GUARD_SETTINGS)[number];
+
+/** Names the committer to the guard (docs/GUARD.md): a peer id, never inherited by an agent. */
+export const PEER_ENV = 'MAJORDOMUS_PEER';
+
+const PEER_ID = /^p[1-9]\d{0,8}$/;
+
+/** `MAJORDOMUS_GUARD`, validated: the installed hook sets its default; unset means refuse. */
+export function guardSetting(env: Env = process.env): GuardSetting {
+  const value = env.MAJORDOMUS_GUARD;
+  if (value === undefined || value === '') return 'refuse';
+  if ((GUARD_SETTINGS as readonly string[]).includes(value)) return value as GuardSetting;
+  throw new MajordomusError('MAJ_USAGE', `MAJORDOMUS_GUARD=${JSON.stringify(value)} is not one of ${GUARD_SETTINGS.join(', ')}`);
+}
+
+/** `MAJORDOMUS_PEER`, validated: a peer id such as `p3`, or null when unset or empty. */
+export function peerFromEnvironment(env: Env = process.env): string | null {
+  const value = env[PEER_ENV];
+  if (value === undefined || value === '') return null;
+  if (!PEER_ID.test(value)) {
+    throw new MajordomusError('MAJ_USAGE', `MAJORDOMUS_PEER=${JSON.stringify(value)} is not a peer id such as p3 (name a peer the peers list shows, or unset it)`);
+  }
+  return value;
+}
+
+// ---- majordomus open ------------------------------------------------------------------------
+
+/** `DISPLAY` or `WAYLAND_DISPLAY`: the graphical session a page can be opened in; null without one. */
+export function graphicalDisplay(env: Env = process.env): string | null {
+  return nonEmpty(env.DISPLAY) ?? nonEmpty(env.WAYLAND_DISPLAY);
+}
+
+// ---- secrets --------------------------------------------------------------------------------
+
+/**
+ * The secret in the variable `name` (a provider's `api_key_env`, `exec --api-key-env`): kept out
+ * of the command line and of files so it never shows in a process list. Null when unset or empty.
+ */
+export function secretFromEnv(name: string, env: Env = process.env): string | null {
+  return nonEmpty(env[name]);
+}
+
+/**
+ * The same look-up as a read-only record, for code that takes one (the gateway's config parser,
+ * whose tests pass their own): a variable is found by its name, the environment cannot be listed.
+ */
+export const SECRETS: Env = new Proxy(Object.freeze({}) as Env, {
+  get: (_target, name) => (typeof name === 'string' ? (secretFromEnv(name) ?? undefined) : undefined),
+});
+
+// ---- children -------------------------------------------------------------------------------
+
+/**
+ * A copy of this process's environment as it is now, for src/platform/child-env.ts to build a
+ * child's from. Read at each spawn, not frozen: what a child inherits is what the process has.
+ */
+export function inheritableEnvironment(): Record<string, string | undefined> {
+  return { ...process.env };
 }

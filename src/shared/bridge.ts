@@ -14,6 +14,7 @@ import { ancestry } from '../platform/proc.js';
 import { log } from '../platform/log.js';
 import { errorResponse, frameHead, RPC } from '../platform/jsonrpc.js';
 import { loopbackRequest, type LoopbackResponse, type PendingRequest } from '../platform/loopback-http.js';
+import { settings } from '../platform/settings.js';
 import { getJson, PROBE_TIMEOUT_MS } from './probe.js';
 
 export type Delivery =
@@ -54,7 +55,6 @@ export interface DeliverOptions {
 }
 
 const CLIENT_PIDS = ancestry(process.ppid).join(',');
-const SPAWN_DEPTH = /^\d{1,3}$/.test(process.env.MAJORDOMUS_SPAWN_DEPTH ?? '') ? process.env.MAJORDOMUS_SPAWN_DEPTH : undefined;
 
 export class HttpBridge {
   readonly url: string;
@@ -91,7 +91,8 @@ export class HttpBridge {
     if (this.#sessionId !== null) headers['Mcp-Session-Id'] = this.#sessionId;
     if (options.peerHint) headers['Mcp-Peer-Id'] = options.peerHint;
     // An agent the harness spawned carries its depth; the server holds its spawns to max_depth.
-    if (SPAWN_DEPTH !== undefined) headers['Mcp-Spawn-Depth'] = SPAWN_DEPTH;
+    const depth = settings().spawnDepth;
+    if (depth !== null) headers['Mcp-Spawn-Depth'] = String(depth);
     // The agent behind this bridge, for the git guard to tell peers apart (sent with initialize only).
     if (this.#sessionId === null) headers['Mcp-Client-Pids'] = CLIENT_PIDS;
     // The response of a streamed answer is held until the stream ends; everything else goes on at once.

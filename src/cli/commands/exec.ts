@@ -7,13 +7,13 @@ import { realpath } from 'node:fs/promises';
 import { EXIT, errorMessage } from '../../platform/errors.js';
 import type { ChatEndpoint } from '../../executor/chat.js';
 import { ConversationError, ConversationStore, conversationDir, isConversationId, type Conversation } from '../../executor/conversation.js';
-import { apiKeyFrom, readExecutorEnvironment } from '../../executor/environment.js';
 import { stdoutEvents, type EmitEvent } from '../../executor/events.js';
 import { DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_TURNS, runTurn } from '../../executor/loop.js';
 import { floorRulesOf } from '../../floor/policy.js';
 import { systemPrompt } from '../../executor/prompt.js';
 import { createTools } from '../../executor/tools/index.js';
 import { log } from '../../platform/log.js';
+import { readExecutorSettings, secretFromEnv } from '../../platform/settings.js';
 import { locateCheckout } from '../../shared/locate.js';
 import { readLease } from '../../shared/lease.js';
 import { choiceOption, integerOption, usageError, type ParsedArgs } from '../args.js';
@@ -61,7 +61,7 @@ export function execOptions(args: ParsedArgs): ExecOptions {
   if (apiKeyEnv !== null) {
     if (baseUrl === null) throw usageError('--api-key-env goes with --base-url (the shared server\'s gateway takes the lease\'s token)');
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv)) throw usageError(`--api-key-env takes an environment variable's name, not "${apiKeyEnv}"`);
-    if (apiKeyFrom(apiKeyEnv) === null) throw usageError(`--api-key-env ${apiKeyEnv}: that environment variable is not set`);
+    if (secretFromEnv(apiKeyEnv) === null) throw usageError(`--api-key-env ${apiKeyEnv}: that environment variable is not set`);
   }
   return Object.freeze({
     resume,
@@ -86,7 +86,7 @@ class CannotStart extends Error {}
 /** The endpoint: --base-url, or the gateway of this checkout's shared server. */
 async function endpointOf(options: ExecOptions, leasePath: string, taskId: string | null): Promise<ChatEndpoint> {
   if (options.baseUrl !== null) {
-    return { baseUrl: options.baseUrl, apiKey: options.apiKeyEnv === null ? null : apiKeyFrom(options.apiKeyEnv), taskId };
+    return { baseUrl: options.baseUrl, apiKey: options.apiKeyEnv === null ? null : secretFromEnv(options.apiKeyEnv), taskId };
   }
   const lease = await readLease(leasePath).catch(() => null);
   if (lease?.state !== 'document' || lease.doc.url === null) {
@@ -170,7 +170,7 @@ interface Prepared {
 }
 
 async function prepare(options: ExecOptions): Promise<Prepared> {
-  const environment = readExecutorEnvironment();
+  const environment = readExecutorSettings();
   const checkout = await locateCheckout(process.cwd());
   const cwd = await realpath(process.cwd());
   const rules = await floorRulesOf(checkout.root);

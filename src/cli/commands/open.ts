@@ -11,7 +11,9 @@ import { chmod, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MajordomusError, errorMessage, EXIT } from '../../platform/errors.js';
+import { commandEnvironment } from '../../platform/child-env.js';
 import { log } from '../../platform/log.js';
+import { graphicalDisplay } from '../../platform/settings.js';
 import { BIND_GRACE_MS, judgeLease, type Verdict } from '../../shared/election.js';
 import { readLease } from '../../shared/lease.js';
 import { locateCheckout, type Checkout } from '../../shared/locate.js';
@@ -49,11 +51,11 @@ async function writeRedirect(checkout: Checkout, address: string): Promise<strin
   return pathToFileURL(path).href;
 }
 
-/** The system's opener for `platform`, or null when there is nowhere to show a page. */
-export function openerFor(platform: NodeJS.Platform, env: NodeJS.ProcessEnv): { command: string; args: string[] } | null {
+/** The system's opener for `platform`, or null when there is nowhere to show a page (`display`: settings' `graphicalDisplay()`). */
+export function openerFor(platform: NodeJS.Platform, display: string | null): { command: string; args: string[] } | null {
   if (platform === 'darwin') return { command: 'open', args: [] };
   if (platform === 'win32') return { command: 'cmd', args: ['/c', 'start', '""'] };
-  if (env.DISPLAY || env.WAYLAND_DISPLAY) return { command: 'xdg-open', args: [] };
+  if (display !== null) return { command: 'xdg-open', args: [] };
   return null;
 }
 
@@ -79,7 +81,7 @@ async function liveServer(checkout: Checkout): Promise<Extract<Verdict, { kind: 
 /** Starts the opener and leaves it (a browser outlives this command); false when it could not start. */
 function launch(opener: { command: string; args: string[] }, target: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const child = spawn(opener.command, [...opener.args, target], { detached: true, stdio: 'ignore' });
+    const child = spawn(opener.command, [...opener.args, target], { detached: true, stdio: 'ignore', env: commandEnvironment() });
     child.once('error', (error) => {
       log.warn(`cannot start ${opener.command} (${error.message}); open the address above yourself`);
       resolve(false);
@@ -100,7 +102,7 @@ export async function runOpen(args: ParsedArgs): Promise<number> {
   const address = pageAddress(server.url, server.token);
   process.stdout.write(`${address}\n`); // -- stdout-ok: the command's answer
   if (args.options.print === true) return EXIT.ok;
-  const opener = openerFor(process.platform, process.env);
+  const opener = openerFor(process.platform, graphicalDisplay());
   if (opener === null) {
     log.info('no display (DISPLAY, WAYLAND_DISPLAY): open the address above in a browser');
     return EXIT.ok;

@@ -4,6 +4,7 @@
  * (output-cap.ts, redact.ts). Where masking cannot work, bash refuses every command.
  */
 import { z } from 'zod';
+import { modelCommandEnvironment } from '../../platform/child-env.js';
 import { namedProtectedFile } from '../command-names.js';
 import { existingDirectory, homeDirectoriesToMask, killGroup, MASK_FAILURE_EXIT, MASK_FAILURE_MARK, probeMasking, spawnMasked } from '../mask.js';
 import { CappedOutput } from '../output-cap.js';
@@ -12,14 +13,6 @@ import { defineTool, failure } from './common.js';
 
 export const BASH_DEFAULT_TIMEOUT_SECONDS = 120;
 export const BASH_MAX_TIMEOUT_SECONDS = 600;
-
-/** Environment variables the command does not inherit: the executor's own keys are not the model's to read. */
-const SECRET_VARIABLE = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)(?:_|$)/i;
-
-/** The executor's environment less anything named like a secret. */
-export function commandEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !SECRET_VARIABLE.test(name)));
-}
 
 const schema = z.object({
   command: z.string().trim().min(1).describe('The command, run by /bin/bash -c in the working directory.'),
@@ -39,7 +32,8 @@ export const bashTool = defineTool({
     const { child, cleanup } = await spawnMasked({
       command: input.command,
       cwd: context.cwd,
-      env: commandEnvironment(process.env),
+      // The executor's environment less its keys and tokens (src/platform/child-env.ts).
+      env: modelCommandEnvironment(),
       files: scan.files.map((file) => file.path),
       // The local half as a whole (the lease, sessions, journals), and the user's key directories.
       directories: [...(await existingDirectory(scan.localDirectory)), ...(await homeDirectoriesToMask(context.root))],

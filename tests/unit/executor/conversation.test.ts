@@ -10,7 +10,7 @@ import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConversationError, ConversationStore, conversationDir, isConversationId } from '../../../src/executor/conversation.js';
-import { readExecutorEnvironment } from '../../../src/executor/environment.js';
+import { readExecutorSettings } from '../../../src/platform/settings.js';
 import { makeTempDir } from '../../helpers/fixture-repo.js';
 
 const temps: { cleanup(): Promise<void> }[] = [];
@@ -93,7 +93,7 @@ describe('where conversations live', () => {
   it('uses MAJORDOMUS_EXECUTOR_STATE when set, else <root>/<local>/state/executor', () => {
     expect(conversationDir('/sessions/s1', '/repo', '.ai/local')).toBe('/sessions/s1');
     expect(conversationDir(null, '/repo', 'custom/local')).toBe('/repo/custom/local/state/executor');
-    expect(readExecutorEnvironment({ MAJORDOMUS_EXECUTOR_STATE: '/x', MAJORDOMUS_TASK_ID: 't1' })).toEqual({ stateDir: '/x', taskId: 't1' });
-    expect(readExecutorEnvironment({ MAJORDOMUS_EXECUTOR_STATE: '' })).toEqual({ stateDir: null, taskId: null });
+    expect(readExecutorSettings({ MAJORDOMUS_EXECUTOR_STATE: '/x', MAJORDOMUS_TASK_ID: 't1' })).toEqual({ stateDir: '/x', taskId: 't1' });
+    expect(readExecutorSettings({ MAJORDOMUS_EXECUTOR_STATE: '' })).toEqual({ stateDir: null, taskId: null });
   });
 });

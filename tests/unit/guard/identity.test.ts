@@ -1,7 +1,6 @@
 /**
- * Who is committing (src/guard/identity.ts). Covers:
- * - `MAJORDOMUS_PEER`: unset or empty is nobody; a peer id such as p3 is taken; anything else is
- *   MAJ_USAGE naming the variable and the value;
+ * Who is committing (src/guard/identity.ts; `MAJORDOMUS_PEER` is read in src/platform/settings.ts:
+ * tests/unit/platform/settings.test.ts). Covers:
  * - the ancestry read from `/proc/<pid>/stat` (a fake tree, then the real one): nearest first,
  *   stopping before pid 1, at 64 pids, at a loop, or where the chain cannot be read; a process
  *   name holding spaces and parentheses; empty on a system without `/proc`.
@@ -9,32 +8,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MajordomusError } from '../../../src/platform/errors.js';
-import { MAX_ANCESTRY, ancestry, parentOf, peerFromEnvironment } from '../../../src/guard/identity.js';
+import { MAX_ANCESTRY, ancestry, parentOf } from '../../../src/guard/identity.js';
 import { makeTempDir } from '../../helpers/fixture-repo.js';
-
-describe('peerFromEnvironment', () => {
-  it('is null when MAJORDOMUS_PEER is unset or empty', () => {
-    expect(peerFromEnvironment({})).toBeNull();
-    expect(peerFromEnvironment({ MAJORDOMUS_PEER: '' })).toBeNull();
-  });
-
-  it('takes a peer id', () => {
-    expect(peerFromEnvironment({ MAJORDOMUS_PEER: 'p3' })).toBe('p3');
-    expect(peerFromEnvironment({ MAJORDOMUS_PEER: 'p120' })).toBe('p120');
-  });
-
-  it.each(['3', 'P3', 'p', 'p0', 'p03', 'p3 ', 'overseer', 'p1;rm'])('refuses %j naming the variable', (value) => {
-    try {
-      peerFromEnvironment({ MAJORDOMUS_PEER: value });
-      throw new Error('not refused');
-    } catch (error) {
-      expect(error).toBeInstanceOf(MajordomusError);
-      expect((error as MajordomusError).code).toBe('MAJ_USAGE');
-      expect((error as MajordomusError).message).toContain(`MAJORDOMUS_PEER=${JSON.stringify(value)} is not a peer id`);
-    }
-  });
-});
 
 describe('ancestry', () => {
   let proc: string;

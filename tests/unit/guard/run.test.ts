@@ -1,7 +1,6 @@
 /**
- * The guard's judgement and its words (src/guard/run.ts), without a server. Covers:
- * - `MAJORDOMUS_GUARD`: unset or empty is refuse; refuse, warn and off are taken; anything else is
- *   MAJ_USAGE naming the variable;
+ * The guard's judgement and its words (src/guard/run.ts), without a server (`MAJORDOMUS_GUARD` is
+ * read in src/platform/settings.ts: tests/unit/platform/settings.test.ts). Covers:
  * - the claims answer is checked for every field the guard reads;
  * - judging: only other peers' claims count; a live exclusive claim covering a touched path
  *   blocks; shared claims and claims whose peer is not attached are noted, never blocking; claims
@@ -12,8 +11,7 @@
  *   committer to set MAJORDOMUS_PEER.
  */
 import { describe, expect, it } from 'vitest';
-import { MajordomusError } from '../../../src/platform/errors.js';
-import { claimsAnswerOf, guardSetting, judge, report, type ClaimView } from '../../../src/guard/run.js';
+import { claimsAnswerOf, judge, report, type ClaimView } from '../../../src/guard/run.js';
 
 function claim(fields: Partial<ClaimView> & Pick<ClaimView, 'id' | 'peer' | 'paths'>): ClaimView {
   return {
@@ -26,19 +24,6 @@ function claim(fields: Partial<ClaimView> & Pick<ClaimView, 'id' | 'peer' | 'pat
     ...fields,
   };
 }
-
-describe('guardSetting', () => {
-  it('defaults to refuse and takes refuse, warn and off', () => {
-    expect(guardSetting({})).toBe('refuse');
-    expect(guardSetting({ MAJORDOMUS_GUARD: '' })).toBe('refuse');
-    for (const value of ['refuse', 'warn', 'off'] as const) expect(guardSetting({ MAJORDOMUS_GUARD: value })).toBe(value);
-  });
-
-  it('refuses anything else naming the variable', () => {
-    expect(() => guardSetting({ MAJORDOMUS_GUARD: 'of' })).toThrow(MajordomusError);
-    expect(() => guardSetting({ MAJORDOMUS_GUARD: 'OFF' })).toThrow('MAJORDOMUS_GUARD="OFF" is not one of refuse, warn, off');
-  });
-});
 
 describe('claimsAnswerOf', () => {
   it('takes a well-formed answer', () => {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { openerFor, pageAddress, redirectPage } from '../../../src/cli/commands/open.js';
 import { ClaimBoard } from '../../../src/coordination/claims.js';
+import { graphicalDisplay } from '../../../src/platform/settings.js';
 import { pagePolicy, prefersHtml } from '../../../src/page/assets.js';
 import { conflictPairs, tailLine, PAGE_LIMITS } from '../../../src/page/state.js';
 
@@ -61,9 +62,9 @@ describe('majordomus open', () => {
   it('opens with the platform\'s opener, on Linux only with a display', () => {
     expect(redirectPage('http://127.0.0.1:1/#token=a"><script>')).toContain('content="0;url=http://127.0.0.1:1/#token=a&#34;&#62;&#60;script&#62;"');
     expect(redirectPage('http://127.0.0.1:1/#token=abc')).not.toMatch(/<script/);
-    expect(openerFor('darwin', {})?.command).toBe('open');
-    expect(openerFor('linux', { DISPLAY: ':0' })?.command).toBe('xdg-open');
-    expect(openerFor('linux', { WAYLAND_DISPLAY: 'wayland-0' })?.command).toBe('xdg-open');
-    expect(openerFor('linux', {})).toBeNull();
+    expect(openerFor('darwin', graphicalDisplay({}))?.command).toBe('open');
+    expect(openerFor('linux', graphicalDisplay({ DISPLAY: ':0' }))?.command).toBe('xdg-open');
+    expect(openerFor('linux', graphicalDisplay({ WAYLAND_DISPLAY: 'wayland-0' }))?.command).toBe('xdg-open');
+    expect(openerFor('linux', graphicalDisplay({}))).toBeNull();
   });
 });

@@ -1,0 +1,103 @@
+/**
+ * What a child process inherits and is given (src/platform/child-env.ts). Covers:
+ * - a command run on this process's behalf inherits everything, git's variables of a hook
+ *   included, and the copy is the child's own;
+ * - git inherits everything too, and never takes an optional lock or prompts;
+ * - a command an executor's model runs loses every variable named like a secret, nothing else;
+ * - an agent loses the role variables it could inherit (depth, task, state directory, peer), then
+ *   gets its profile's env, then its depth (and an executor its task and state directory), which
+ *   no profile can override; the names shown are the profile's and the harness's, sorted;
+ * - `NODE_V8_COVERAGE` reaches every kind of child;
+ * - by default each builder reads this process's environment as it is at that moment.
+ */
+import { describe, expect, it } from 'vitest';
+import { agentEnvironment, commandEnvironment, gitEnvironment, modelCommandEnvironment } from '../../../src/platform/child-env.js';
+
+const SERVER = Object.freeze({
+  PATH: '/usr/bin:/bin',
+  HOME: '/home/user',
+  GIT_INDEX_FILE: '/repo/.git/next-index',
+  OPENAI_API_KEY: 'sk-1',
+  GITHUB_TOKEN: 'gh-1',
+  DB_PASSWORD: 'pw',
+  MONKEY: 'not a secret',
+  NODE_V8_COVERAGE: '/coverage/.spawned',
+  MAJORDOMUS_LOG: 'debug',
+  MAJORDOMUS_SPAWN_DEPTH: '1',
+  MAJORDOMUS_TASK_ID: 'task-of-the-server',
+  MAJORDOMUS_EXECUTOR_STATE: '/state/of/the/server',
+  MAJORDOMUS_PEER: 'p3',
+});
+
+describe('a command run on this process\'s behalf', () => {
+  it('inherits everything, in a copy of its own', () => {
+    const env = commandEnvironment(SERVER);
+    expect(env).toEqual(SERVER);
+    env.PATH = '/elsewhere';
+    expect(SERVER.PATH).toBe('/usr/bin:/bin');
+  });
+
+  it('runs git with the hook\'s variables, never an optional lock, never a prompt', () => {
+    expect(gitEnvironment(SERVER)).toEqual({ ...SERVER, GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' });
+    expect(gitEnvironment({ GIT_OPTIONAL_LOCKS: '1' }).GIT_OPTIONAL_LOCKS).toBe('0');
+  });
+});
+
+describe('a command an executor\'s model runs', () => {
+  it('loses every variable named like a secret, and nothing else', () => {
+    const env = modelCommandEnvironment(SERVER);
+    for (const name of ['OPENAI_API_KEY', 'GITHUB_TOKEN', 'DB_PASSWORD']) expect(env).not.toHaveProperty(name);
+    for (const name of ['PATH', 'HOME', 'MONKEY', 'NODE_V8_COVERAGE', 'MAJORDOMUS_SPAWN_DEPTH', 'MAJORDOMUS_TASK_ID']) expect(env[name]).toBe(SERVER[name as keyof typeof SERVER]);
+  });
+});
+
+describe('an agent', () => {
+  it('loses the role variables, then gets its profile\'s env, then its depth', () => {
+    const { env, names } = agentEnvironment({ depth: 2 }, { FAKE_AGENT_LOG: '/log', MAJORDOMUS_LOG: 'warn' }, SERVER);
+    expect(env).toEqual({
+      PATH: '/usr/bin:/bin',
+      HOME: '/home/user',
+      GIT_INDEX_FILE: '/repo/.git/next-index',
+      OPENAI_API_KEY: 'sk-1',
+      GITHUB_TOKEN: 'gh-1',
+      DB_PASSWORD: 'pw',
+      MONKEY: 'not a secret',
+      NODE_V8_COVERAGE: '/coverage/.spawned',
+      MAJORDOMUS_LOG: 'warn',
+      FAKE_AGENT_LOG: '/log',
+      MAJORDOMUS_SPAWN_DEPTH: '2',
+    });
+    expect(names).toEqual(['FAKE_AGENT_LOG', 'MAJORDOMUS_LOG', 'MAJORDOMUS_SPAWN_DEPTH']);
+  });
+
+  it('gives an executor its task and state directory, which no profile overrides', () => {
+    const { env, names } = agentEnvironment({ depth: 1, taskId: 's-1', stateDir: '/sessions/s-1' }, { MAJORDOMUS_TASK_ID: 'forged', MAJORDOMUS_SPAWN_DEPTH: '0' }, SERVER);
+    expect(env).toMatchObject({ MAJORDOMUS_SPAWN_DEPTH: '1', MAJORDOMUS_TASK_ID: 's-1', MAJORDOMUS_EXECUTOR_STATE: '/sessions/s-1' });
+    expect(env).not.toHaveProperty('MAJORDOMUS_PEER');
+    expect(names).toEqual(['MAJORDOMUS_EXECUTOR_STATE', 'MAJORDOMUS_SPAWN_DEPTH', 'MAJORDOMUS_TASK_ID']);
+  });
+
+  it('may be named a peer by its profile, never by the server it was spawned from', () => {
+    expect(agentEnvironment({ depth: 1 }, {}, SERVER).env).not.toHaveProperty('MAJORDOMUS_PEER');
+    expect(agentEnvironment({ depth: 1 }, { MAJORDOMUS_PEER: 'p9' }, SERVER).env.MAJORDOMUS_PEER).toBe('p9');
+  });
+});
+
+describe('by default', () => {
+  it('builds from this process\'s environment as it is at that moment', () => {
+    const name = 'MAJORDOMUS_TEST_CHILD_ENV';
+    process.env[name] = 'now';
+    process.env.MAJORDOMUS_TEST_CHILD_TOKEN = 'hidden';
+    try {
+      expect(commandEnvironment()[name]).toBe('now');
+      expect(gitEnvironment()[name]).toBe('now');
+      expect(modelCommandEnvironment()[name]).toBe('now');
+      expect(modelCommandEnvironment()).not.toHaveProperty('MAJORDOMUS_TEST_CHILD_TOKEN');
+      expect(agentEnvironment({ depth: 1 }).env[name]).toBe('now');
+    } finally {
+      delete process.env[name];
+      delete process.env.MAJORDOMUS_TEST_CHILD_TOKEN;
+    }
+    expect(commandEnvironment()).not.toHaveProperty(name);
+  });
+});
