@@ -14,6 +14,9 @@
  *   a usage chunk and `data: [DONE]`), one completion otherwise; `GET /v1/models` lists `models`.
  *   Nothing is written before a held reply settles: a hold is a stall before the first byte.
  *
+ * A `stall` reply sends the head and one chunk, then nothing until the client goes away: a
+ * provider that stalls mid-stream.
+ *
  * Anything else is answered 404 and recorded. A model request with no reply left is answered 400
  * and noted in `problems`, so a test fails fast and says why (the CLIs retry a 5xx for tens of
  * seconds; a 400 ends their turn at once). Text replies are streamed as one delta per word, so a
@@ -90,11 +93,23 @@ export interface BrokenReply extends ReplyBase {
   text: string;
 }
 
+/**
+ * OpenAI chat only: the stream starts (head and the first chunk, which carries the first word of
+ * `text`), then nothing more is written and the connection is kept open — a provider that stalls
+ * mid-stream. It ends when the client goes away (or the API stops), or, once `until` settles, with
+ * the rest of `text`, the finish and `[DONE]`.
+ */
+export interface StallReply {
+  kind: 'stall';
+  text: string;
+  until?: Promise<unknown>;
+}
+
 /** What the model answers with when its turn ends or when it calls a tool. */
 export type ModelReply = TextReply | ToolCallReply;
 
 /** One scripted answer to a model request. */
-export type ScriptedReply = ModelReply | ErrorReply | BrokenReply;
+export type ScriptedReply = ModelReply | ErrorReply | BrokenReply | StallReply;
 
 /** Replies consumed in order, or a function choosing one per model request (`index` from 0). */
 export type ReplyScript =
@@ -295,6 +310,15 @@ export class ModelApi {
       }
       await reply.holdUntil;
       await writeBrokenChat(response, reply, index + 1, model);
+      return;
+    }
+    if (reply.kind === 'stall') {
+      if (api !== 'openai-chat' || !stream) {
+        this.problems.push(`a stall reply needs a streaming chat completion, not ${api}${stream ? '' : ' without stream'}`);
+        answerJson(response, 400, errorBody(api, 400, 'a stall reply needs a streaming chat completion'));
+        return;
+      }
+      await writeStalledChat(response, reply, index + 1, model);
       return;
     }
     const writer = WRITERS[api];
@@ -520,6 +544,20 @@ async function writeBrokenChat(response: ServerResponse, reply: BrokenReply, n: 
   // Let the pieces leave before the cut, so the client has truly seen the stream begin.
   await new Promise<void>((resolve) => response.write('', () => resolve()));
   response.destroy();
+}
+
+async function writeStalledChat(response: ServerResponse, reply: StallReply, n: number, model: string): Promise<void> {
+  const sse = openSse(response);
+  const [first = '', ...rest] = pieces(reply.text);
+  sse.data(chatChunk(n, model, { role: 'assistant', content: first }, null));
+  // Stalled: the request stays in flight (and counted in `inFlight`) until the client goes away.
+  const gone = new Promise<void>((resolve) => response.once('close', () => resolve()));
+  await Promise.race([gone, reply.until ?? new Promise<never>(() => undefined)]);
+  if (response.destroyed) return;
+  for (const piece of rest) sse.data(chatChunk(n, model, { content: piece }, null));
+  sse.data(chatChunk(n, model, {}, 'stop'));
+  sse.raw('data: [DONE]\n\n');
+  sse.end();
 }
 
 /** An error body in the shape each API uses (the CLIs print its message). */
