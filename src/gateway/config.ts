@@ -11,6 +11,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { parse as parseYamlText } from 'yaml';
 import { z } from 'zod';
 import { errorMessage } from '../platform/errors.js';
+import { DEFAULT_PROVIDER_KIND, PROVIDER_KINDS, type ProviderKind } from './providers/index.js';
 
 export const CONFIG_FILE_NAME = 'executor.yaml';
 /** The file is a few lines; anything larger is refused before it is parsed. */
@@ -28,6 +29,10 @@ const envName = z.string().regex(ENV_NAME, 'must be an environment variable name
 const modelName = z.string().min(1, 'must not be empty').max(256).refine((name) => !/\s/.test(name), 'must hold no whitespace');
 
 const providerSchema = z.strictObject({
+  kind: z
+    .string()
+    .refine((kind) => PROVIDER_KINDS.has(kind), { error: `must be a provider kind: ${[...PROVIDER_KINDS.keys()].join(', ')}` })
+    .default(DEFAULT_PROVIDER_KIND),
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:11434/v1' }),
   api_key_env: envName.optional(),
   models: z.array(modelName).min(1, 'must list at least one model (or leave models out)').optional(),
@@ -55,7 +60,9 @@ const fileSchema = z.strictObject({
 /** One upstream provider, as validated. */
 export interface ProviderConfig {
   readonly slug: string;
-  /** Without a trailing slash; requests go to `${baseUrl}/chat/completions`. */
+  /** How its wire is spoken (`kind`, default `openai`). */
+  readonly kind: ProviderKind;
+  /** The API root, without a trailing slash (the kind says which paths under it are used). */
   readonly baseUrl: string;
   readonly apiKeyEnv: string | null;
   /** The key read from `apiKeyEnv`; null when the provider needs none. */
@@ -138,6 +145,7 @@ export function parseGatewayConfig(value: unknown, file: string, env: Environmen
     const apiKey = provider.api_key_env === undefined ? null : env[provider.api_key_env] || null;
     providers.set(slug, {
       slug,
+      kind: PROVIDER_KINDS.get(provider.kind) as ProviderKind,
       baseUrl: provider.base_url.replace(/\/+$/, ''),
       apiKeyEnv: provider.api_key_env ?? null,
       apiKey,

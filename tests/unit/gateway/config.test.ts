@@ -1,6 +1,6 @@
 /**
  * The gateway's config at the edge: every problem names the file and the field path; defaults
- * fill what is left out; a provider whose key variable is unset is kept but not configured; the
+ * fill what is left out (the provider kind too); an unknown kind is refused; a provider whose key variable is unset is kept but not configured; the
  * chain resolves bare names and slug/model when the file is read; the file is re-read only when
  * it changes.
  */
@@ -56,6 +56,14 @@ describe('parsing executor.yaml', () => {
     expect(problem('providers: {}\nextra: 1\n')).toMatch(/^\.ai\/local\/executor\.yaml: \(top level\): .*extra/);
     expect(problem('providers: {}\ngateway: {api_key: plain-text-secret}\n')).toContain('gateway: ');
     expect(problem('routing: {}\n')).toContain('providers: ');
+  });
+
+  it('takes a provider kind (default openai), and refuses an unknown kind', () => {
+    const config = parse('providers:\n  a: {base_url: http://x/v1}\n  b: {base_url: http://y/v1, kind: openai}\n');
+    expect(config.providers.get('a')).toMatchObject({ kind: { name: 'openai' } });
+    expect(config.providers.get('b')).toMatchObject({ kind: { name: 'openai' } });
+    expect(problem('providers:\n  a: {base_url: http://x/v1, kind: anthropic}\n')).toBe(`${FILE}: providers.a.kind: must be a provider kind: openai`);
+    expect(problem('providers:\n  a: {base_url: http://x/v1, kind: 3}\n')).toMatch(/^\.ai\/local\/executor\.yaml: providers\.a\.kind: /);
   });
 
   it('refuses a chain entry no provider serves, and text that is not YAML or is empty', () => {
