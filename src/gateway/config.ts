@@ -20,6 +20,7 @@ export const MAX_CONFIG_BYTES = 256 * 1024;
 export const DEFAULT_MAX_CONCURRENT = 4;
 export const DEFAULT_MAX_QUEUE = 32;
 export const DEFAULT_FIRST_BYTE_TIMEOUT_SECONDS = 60;
+export const DEFAULT_IDLE_TIMEOUT_SECONDS = 60;
 export const DEFAULT_RETRY_AFTER_BUDGET_SECONDS = 5;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -39,6 +40,7 @@ const providerSchema = z.strictObject({
   max_concurrent: z.number().int().min(1).max(1024).default(DEFAULT_MAX_CONCURRENT),
   max_queue: z.number().int().min(0).max(100_000).default(DEFAULT_MAX_QUEUE),
   first_byte_timeout_seconds: z.number().positive().max(3600).default(DEFAULT_FIRST_BYTE_TIMEOUT_SECONDS),
+  idle_timeout_seconds: z.number().positive().max(3600).default(DEFAULT_IDLE_TIMEOUT_SECONDS),
 });
 
 const priorityEntrySchema = z.strictObject({
@@ -74,6 +76,8 @@ export interface ProviderConfig {
   readonly maxConcurrent: number;
   readonly maxQueue: number;
   readonly firstByteTimeoutMs: number;
+  /** The longest gap between two chunks of a streamed answer. */
+  readonly idleTimeoutMs: number;
 }
 
 /** One entry of the priority chain, resolved to its provider when the config was read. */
@@ -154,6 +158,7 @@ export function parseGatewayConfig(value: unknown, file: string, env: Environmen
       maxConcurrent: provider.max_concurrent,
       maxQueue: provider.max_queue,
       firstByteTimeoutMs: Math.round(provider.first_byte_timeout_seconds * 1000),
+      idleTimeoutMs: Math.round(provider.idle_timeout_seconds * 1000),
     });
   }
   const chain: ChainEntry[] = parsed.routing.priority_models.map((entry, index) => {

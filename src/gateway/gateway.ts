@@ -5,7 +5,7 @@
  *
  * - intake.ts — the method, the bearer, the config, a chat request's headers and body;
  * - failover.ts — the walk along the chain; attempt.ts — one entry (cooling, slot, attempt);
- * - relay.ts — a streamed answer passed through; whole.ts — any other;
+ * - relay.ts — a streamed answer passed through, to its end or its idle limit; whole.ts — any other;
  * - models-route.ts — the model list; usage.ts — the record each request reports;
  * - providers/ — each provider kind's wire; upstream.ts — the HTTP transport they share.
  */

@@ -2,7 +2,7 @@
  * The client's side of the gateway's wire: OpenAI's API, which its routes speak. What the gateway
  * reads of a chat-completions body (the model, whether it streams), and how it words its own
  * answers — an error is our `{code, message}` plus OpenAI's `type`, so OpenAI clients print the
- * message.
+ * message, and a stream the gateway gives up on ends with that error as its last event.
  */
 import { WIRE_ERRORS, type WireErrorCode } from '../platform/errors.js';
 import type { HttpReply } from '../platform/http-exchange.js';
@@ -18,6 +18,11 @@ function errorObject(code: WireErrorCode, message: string): { error: { code: Wir
 /** An error in our shape plus OpenAI's `type`. */
 export function gatewayError(code: WireErrorCode, message: string, headers: ReadonlyArray<readonly [string, string]> = []): HttpReply {
   return { status: WIRE_ERRORS[code].status, contentType: 'application/json', headers, body: JSON.stringify(errorObject(code, message)) };
+}
+
+/** The SSE event that ends a stream the gateway gives up on mid-way: `data: {"error": …}`. */
+export function streamErrorEvent(code: WireErrorCode, message: string): string {
+  return `data: ${JSON.stringify(errorObject(code, message))}\n\n`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
