@@ -8,6 +8,7 @@
  * failure is a `ChatError` whose `kind` says what happened and whose message says it to a person.
  * Node's own fetch (undici) does the HTTP.
  */
+import { SseParser } from '../platform/sse.js';
 import type { ChatMessage, ToolCall, Usage } from './messages.js';
 
 /** Where requests go. */
@@ -285,13 +286,10 @@ async function streamedReply(response: Response, route: ChatRoute | null, signal
     }
   };
 
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let dataLines: string[] = [];
-  const flushEvent = (): void => {
-    if (dataLines.length > 0) onData(dataLines.join('\n'));
-    dataLines = [];
-  };
+  // Every event's data is a chunk, whatever its `event` name; what follows `[DONE]` is not read.
+  const parser = new SseParser((event) => {
+    if (!done) onData(event.data);
+  });
   const reader = response.body.getReader();
   try {
     while (!done) {
@@ -304,21 +302,10 @@ async function streamedReply(response: Response, route: ChatRoute | null, signal
       }
       if (read.done) break;
       received += read.value.byteLength;
-      buffer += decoder.decode(read.value, { stream: true });
-      let newline: number;
-      while (!done && (newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline).replace(/\r$/, '');
-        buffer = buffer.slice(newline + 1);
-        if (line === '') flushEvent();
-        else if (line.startsWith('data:')) dataLines.push(line.slice(5).replace(/^ /, ''));
-        // `event:`, `id:`, `retry:` and `:` comments carry nothing chat completions use.
-      }
+      parser.push(read.value);
     }
-    if (!done) {
-      buffer += decoder.decode();
-      if (buffer.startsWith('data:')) dataLines.push(buffer.slice(5).replace(/^ /, ''));
-      flushEvent();
-    }
+    // A server that closed the connection right after its last chunk, without the blank line.
+    if (!done) parser.end({ flush: true });
   } finally {
     // Whatever is left (after [DONE], or after a failure) is not read: let the connection go.
     await reader.cancel().catch(() => undefined);

@@ -12,6 +12,7 @@ import { parse as parseYamlText } from 'yaml';
 import { z } from 'zod';
 import { errorMessage } from '../platform/errors.js';
 import { SECRETS } from '../platform/settings.js';
+import { DEFAULT_PROVIDER_KIND, PROVIDER_KINDS, type ProviderKind } from './providers/index.js';
 
 export const CONFIG_FILE_NAME = 'executor.yaml';
 /** The file is a few lines; anything larger is refused before it is parsed. */
@@ -20,6 +21,7 @@ export const MAX_CONFIG_BYTES = 256 * 1024;
 export const DEFAULT_MAX_CONCURRENT = 4;
 export const DEFAULT_MAX_QUEUE = 32;
 export const DEFAULT_FIRST_BYTE_TIMEOUT_SECONDS = 60;
+export const DEFAULT_IDLE_TIMEOUT_SECONDS = 60;
 export const DEFAULT_RETRY_AFTER_BUDGET_SECONDS = 5;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -29,12 +31,17 @@ const envName = z.string().regex(ENV_NAME, 'must be an environment variable name
 const modelName = z.string().min(1, 'must not be empty').max(256).refine((name) => !/\s/.test(name), 'must hold no whitespace');
 
 const providerSchema = z.strictObject({
+  kind: z
+    .string()
+    .refine((kind) => PROVIDER_KINDS.has(kind), { error: `must be a provider kind: ${[...PROVIDER_KINDS.keys()].join(', ')}` })
+    .default(DEFAULT_PROVIDER_KIND),
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:11434/v1' }),
   api_key_env: envName.optional(),
   models: z.array(modelName).min(1, 'must list at least one model (or leave models out)').optional(),
   max_concurrent: z.number().int().min(1).max(1024).default(DEFAULT_MAX_CONCURRENT),
   max_queue: z.number().int().min(0).max(100_000).default(DEFAULT_MAX_QUEUE),
   first_byte_timeout_seconds: z.number().positive().max(3600).default(DEFAULT_FIRST_BYTE_TIMEOUT_SECONDS),
+  idle_timeout_seconds: z.number().positive().max(3600).default(DEFAULT_IDLE_TIMEOUT_SECONDS),
 });
 
 const priorityEntrySchema = z.strictObject({
@@ -56,7 +63,9 @@ const fileSchema = z.strictObject({
 /** One upstream provider, as validated. */
 export interface ProviderConfig {
   readonly slug: string;
-  /** Without a trailing slash; requests go to `${baseUrl}/chat/completions`. */
+  /** How its wire is spoken (`kind`, default `openai`). */
+  readonly kind: ProviderKind;
+  /** The API root, without a trailing slash (the kind says which paths under it are used). */
   readonly baseUrl: string;
   readonly apiKeyEnv: string | null;
   /** The key read from `apiKeyEnv`; null when the provider needs none. */
@@ -68,6 +77,8 @@ export interface ProviderConfig {
   readonly maxConcurrent: number;
   readonly maxQueue: number;
   readonly firstByteTimeoutMs: number;
+  /** The longest gap between two chunks of a streamed answer. */
+  readonly idleTimeoutMs: number;
 }
 
 /** One entry of the priority chain, resolved to its provider when the config was read. */
@@ -139,6 +150,7 @@ export function parseGatewayConfig(value: unknown, file: string, env: Environmen
     const apiKey = provider.api_key_env === undefined ? null : env[provider.api_key_env] || null;
     providers.set(slug, {
       slug,
+      kind: PROVIDER_KINDS.get(provider.kind) as ProviderKind,
       baseUrl: provider.base_url.replace(/\/+$/, ''),
       apiKeyEnv: provider.api_key_env ?? null,
       apiKey,
@@ -147,6 +159,7 @@ export function parseGatewayConfig(value: unknown, file: string, env: Environmen
       maxConcurrent: provider.max_concurrent,
       maxQueue: provider.max_queue,
       firstByteTimeoutMs: Math.round(provider.first_byte_timeout_seconds * 1000),
+      idleTimeoutMs: Math.round(provider.idle_timeout_seconds * 1000),
     });
   }
   const chain: ChainEntry[] = parsed.routing.priority_models.map((entry, index) => {

@@ -78,6 +78,7 @@ export const WIRE_ERRORS = {
   model_not_found: { status: 404, summary: 'The gateway has no configured provider serving the model asked for.' },
   rate_limited: { status: 429, summary: 'Every provider the gateway may use is rate-limited for longer than its retry budget; see Retry-After.' },
   upstream_unavailable: { status: 502, summary: 'Every provider the gateway tried failed (connection, timeout, 429, 5xx); the message lists each attempt.' },
+  upstream_idle: { status: 504, summary: 'A provider sent nothing for longer than its idle_timeout_seconds in the middle of a streamed answer; the gateway ended the stream with this error as its last event.' },
   gateway_config: { status: 503, summary: 'The gateway\'s config (<local>/executor.yaml) is missing or invalid, or routes to no configured provider.' },
 } as const satisfies Record<string, { status: number; summary: string }>;
 

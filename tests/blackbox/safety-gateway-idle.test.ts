@@ -5,8 +5,10 @@
  * - `providers.<slug>.idle_timeout_seconds` bounds the gap between two chunks of a streamed
  *   answer: with 1 s and `max_concurrent: 1`, a streamed `POST /v1/chat/completions` ends within
  *   about 3 s with the first chunk, an SSE error event (`data: {"error": {...}}`) naming the idle
- *   timeout, and the end of the stream; the next request to the same provider is served (its slot
- *   was freed, not held until the client gives up);
+ *   timeout (`upstream_idle`, naming the provider and the limit), and the end of the stream (not
+ *   cut, no `[DONE]`); the upstream request is aborted, the next request to the same provider is
+ *   served (its slot was freed, not held until the client gives up), usage counts the failure and
+ *   the log says why;
  * - a positive number is accepted; a non-numeric or non-positive value is a `gateway_config` error
  *   (503) naming the field.
  */
@@ -93,6 +95,13 @@ describe('a provider that stalls mid-stream', () => {
     const errors = dataEvents(text).filter((event) => event !== null && typeof event === 'object' && 'error' in event);
     expect.soft(errors, `one SSE error event; received:\n${text}`).toHaveLength(1);
     expect.soft(String(errors[0]?.error?.message), 'the error event names the idle timeout').toMatch(/idle/i);
+    // The gateway's own error shape, naming the provider and the limit; no [DONE] after a failure.
+    expect.soft(errors[0]?.error).toMatchObject({ code: 'upstream_idle', type: 'server_error' });
+    expect.soft(String(errors[0]?.error?.message)).toContain(`${one}/m1`);
+    expect.soft(String(errors[0]?.error?.message)).toContain(`providers.${one}.idle_timeout_seconds is 1`);
+    expect.soft(text).not.toContain('[DONE]');
+    // The upstream request was aborted: the provider saw its client go.
+    await waitFor(() => api.inFlight === 0, { what: 'the stalled upstream request to be aborted', timeoutMs: 5_000 });
 
     // The slot is free again: with max_concurrent 1 and no queue the next request is served.
     const next = await waitFor(
@@ -107,6 +116,9 @@ describe('a provider that stalls mid-stream', () => {
       throw new Error(`${(error as Error).message} (the stalled stream still holds the one slot; open stalls: ${api.stallsOpen})`);
     });
     expect((await jsonOf(next)).choices[0].message.content).toBe('served after the stall');
+    const usage = await jsonOf(await scene.get('/api/v1/usage'));
+    expect(usage.providers[one]).toMatchObject({ requests: 2, failed: 1 });
+    expect(scene.server.stderr()).toMatch(new RegExp(`gateway: ${one}/m1: no chunk for 1 s`));
   });
 
   it('accepts a positive idle_timeout_seconds and refuses a non-numeric or non-positive one with 503 gateway_config naming it', async () => {

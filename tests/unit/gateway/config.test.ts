@@ -1,6 +1,6 @@
 /**
  * The gateway's config at the edge: every problem names the file and the field path; defaults
- * fill what is left out; a provider whose key variable is unset is kept but not configured; the
+ * fill what is left out (the provider kind, the timeouts); an unknown kind is refused; a provider whose key variable is unset is kept but not configured; the
  * chain resolves bare names and slug/model when the file is read; the file is re-read only when
  * it changes.
  */
@@ -56,6 +56,17 @@ describe('parsing executor.yaml', () => {
     expect(problem('providers: {}\nextra: 1\n')).toMatch(/^\.ai\/local\/executor\.yaml: \(top level\): .*extra/);
     expect(problem('providers: {}\ngateway: {api_key: plain-text-secret}\n')).toContain('gateway: ');
     expect(problem('routing: {}\n')).toContain('providers: ');
+  });
+
+  it('takes a provider kind (default openai) and an idle timeout (default 60 s), and refuses an unknown kind or a timeout that is not a positive number', () => {
+    const config = parse('providers:\n  a: {base_url: http://x/v1}\n  b: {base_url: http://y/v1, kind: openai, idle_timeout_seconds: 1.5}\n');
+    expect(config.providers.get('a')).toMatchObject({ kind: { name: 'openai' }, idleTimeoutMs: 60_000 });
+    expect(config.providers.get('b')).toMatchObject({ kind: { name: 'openai' }, idleTimeoutMs: 1_500 });
+    expect(problem('providers:\n  a: {base_url: http://x/v1, kind: anthropic}\n')).toBe(`${FILE}: providers.a.kind: must be a provider kind: openai`);
+    expect(problem('providers:\n  a: {base_url: http://x/v1, kind: 3}\n')).toMatch(/^\.ai\/local\/executor\.yaml: providers\.a\.kind: /);
+    for (const bad of ['0', '-1', '"10"', 'soon', 'null']) {
+      expect(problem(`providers:\n  a: {base_url: http://x/v1, idle_timeout_seconds: ${bad}}\n`)).toMatch(/^\.ai\/local\/executor\.yaml: providers\.a\.idle_timeout_seconds: /);
+    }
   });
 
   it('refuses a chain entry no provider serves, and text that is not YAML or is empty', () => {

@@ -2,7 +2,9 @@
  * The gateway's request flow in process, against scripted providers on loopback (the HTTP thread
  * only adds the uWS adapter, proven black-box): what it reports as usage and what the usage table
  * sums per provider and per task; how a stream waits for a slow client (backpressure) and still
- * forwards every byte; how the SSE usage scanner reads a usage chunk split across reads.
+ * forwards every byte, its idle limit paused meanwhile; how a stream whose provider goes silent
+ * ends with an `upstream_idle` event, after an event cut anywhere, freeing the slot and reporting
+ * the failure.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -12,7 +14,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayConfigFile } from '../../../src/gateway/config.js';
 import { Gateway } from '../../../src/gateway/gateway.js';
-import { SseUsageScanner, type UsageRecord } from '../../../src/gateway/usage.js';
+import { idleMessage } from '../../../src/gateway/relay.js';
+import type { UsageRecord } from '../../../src/gateway/usage.js';
 import { UsageTable } from '../../../src/tasks/usage.js';
 import { isStreamed, type ReplySink, type RouteReply } from '../../../src/platform/http-exchange.js';
 import type { HttpRequest } from '../../../src/platform/http-exchange.js';
@@ -142,15 +145,6 @@ describe('usage', () => {
     expect(reply.status).toBe(502);
     expect(records).toEqual([{ task: 'task-2', provider: 'a', model: 'ma', prompt_tokens: 0, completion_tokens: 0, failovers: 1, ok: false }]);
   });
-
-  it('finds the usage chunk of a stream however the reads cut it', () => {
-    const text = 'data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: {"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":34}}\r\n\r\ndata: [DONE]\n\n';
-    for (const size of [1, 7, 64, text.length]) {
-      const scanner = new SseUsageScanner();
-      for (let at = 0; at < text.length; at += size) scanner.feed(Buffer.from(text.slice(at, at + size)));
-      expect(scanner.usage).toEqual({ prompt_tokens: 12, completion_tokens: 34 });
-    }
-  });
 });
 
 describe('streams and slow clients', () => {
@@ -158,8 +152,38 @@ describe('streams and slow clients', () => {
   afterEach(async () => {
     const server = upstream;
     upstream = null;
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (server) {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    }
   });
+
+  /**
+   * A provider on loopback writing `pieces` of a stream, `gapMs` apart, then ending its answer —
+   * or, with `stall`, its first answer stalls there; `closed` settles when that one's connection closes.
+   */
+  async function streamingProvider(pieces: string[], gapMs: number, after: 'end' | 'stall' = 'end'): Promise<{ url: string; closed: Promise<void> }> {
+    let closed: () => void = () => undefined;
+    const gone = new Promise<void>((resolve) => (closed = resolve));
+    let answered = 0;
+    upstream = createServer((request, response) => {
+      const first = answered++ === 0;
+      request.resume();
+      if (first) response.once('close', () => closed());
+      request.on('end', async () => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const piece of pieces) {
+          response.write(piece);
+          await new Promise((resolve) => setTimeout(resolve, gapMs));
+        }
+        if (after === 'end' || !first) response.end();
+      });
+    });
+    await new Promise<void>((resolve) => upstream?.listen(0, '127.0.0.1', resolve));
+    return { url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, closed: gone };
+  }
 
   it('stops reading the provider while the client is behind, then forwards every byte', async () => {
     const pieces = ['data: {"n":1}\n\n', 'data: {"n":2}\n\n', 'data: {"n":3}\n\n', 'data: [DONE]\n\n'];
@@ -187,6 +211,49 @@ describe('streams and slow clients', () => {
     expect(sink.writable).not.toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(sink.pieces).toHaveLength(1);
+    sink.accept = true;
+    sink.writable?.();
+    expect(await sink.ended).toBe('end');
+    expect(Buffer.concat(sink.pieces).toString('utf8')).toBe(pieces.join(''));
+  });
+
+  it('ends a stream whose provider goes silent with an upstream_idle event after the cut event, aborts it, frees the slot and reports the failure', async () => {
+    const provider = await streamingProvider(['data: {"n":1}\n\n', 'data: {"n":'], 10, 'stall');
+    const records: UsageRecord[] = [];
+    const gateway = await gatewayFor(
+      `providers:\n  a: {base_url: ${provider.url}/v1, models: [ma], idle_timeout_seconds: 0.2, max_concurrent: 1, max_queue: 0}\n`,
+      (record) => records.push(record),
+    );
+    const reply = await gateway.handle(chatRequest({ model: 'ma', messages: [], stream: true }, 'task-idle'));
+    if (!isStreamed(reply)) throw new Error(`expected a stream, got ${reply.status}`);
+    const sink = recordingSink();
+    const started = Date.now();
+    reply.start(sink);
+    expect(await sink.ended).toBe('end');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    const text = Buffer.concat(sink.pieces).toString('utf8');
+    const event = `data: ${JSON.stringify({ error: { code: 'upstream_idle', message: idleMessage({ provider: 'a', model: 'ma', reasoningEffort: null }, 200), type: 'server_error' } })}\n\n`;
+    // The provider's half event is closed first, so the error is read as an event of its own.
+    expect(text).toBe(`data: {"n":1}\n\ndata: {"n":\n\n${event}`);
+    expect(idleMessage({ provider: 'a', model: 'ma', reasoningEffort: null }, 200)).toContain('a/ma sent nothing for 0.2 s');
+    await provider.closed; // the upstream request was aborted
+    expect(records).toEqual([{ task: 'task-idle', provider: 'a', model: 'ma', prompt_tokens: 0, completion_tokens: 0, failovers: 0, ok: false }]);
+    // The one slot is free again: with no queue, a held slot would be refused as busy.
+    const next = await gateway.handle(chatRequest({ model: 'ma', messages: [], stream: true }));
+    expect(next.status).toBe(200);
+    await drain(next);
+  });
+
+  it('does not count the time the client is behind as the provider\'s silence', async () => {
+    const pieces = ['data: {"n":1}\n\n', 'data: {"n":2}\n\n', 'data: [DONE]\n\n'];
+    const provider = await streamingProvider(pieces, 20);
+    const gateway = await gatewayFor(`providers:\n  a: {base_url: ${provider.url}/v1, models: [ma], idle_timeout_seconds: 0.1}\n`, () => undefined);
+    const reply = await gateway.handle(chatRequest({ model: 'ma', messages: [], stream: true }));
+    if (!isStreamed(reply)) throw new Error(`expected a stream, got ${reply.status}`);
+    const sink = recordingSink();
+    sink.accept = false;
+    reply.start(sink);
+    await new Promise((resolve) => setTimeout(resolve, 400)); // four idle periods behind
     sink.accept = true;
     sink.writable?.();
     expect(await sink.ended).toBe('end');

@@ -1,6 +1,14 @@
 /**
- * The bridge's readers of a streamed answer, fed piece by piece (src/platform/sse.ts and the
- * chunked decoder of src/platform/loopback-http.ts). Covers:
+ * The one `text/event-stream` parser (src/platform/sse.ts) and the bridge's readers of a streamed
+ * answer built on it, fed piece by piece (with the chunked decoder of src/platform/loopback-http.ts).
+ * Covers:
+ * - SseParser: `event`, `data` joined with LF and `id` (carried over to later events); LF, CRLF and
+ *   CR line ends, a CRLF split between two reads; a line split anywhere; a multi-byte character
+ *   split between its bytes; comments, `retry` and unknown fields ignored; an event without data
+ *   not dispatched; an unfinished event dropped at the end, or dispatched with `flush`; an event
+ *   over `maxEventChars` dropped whole while the next one is read; `closing` says what brings a
+ *   stream cut anywhere back to the start of an event;
+ * SseReader (the bridge's view):
  * - every `message` event (named or not) is handed on as soon as its closing blank line arrives,
  *   whatever the cut: LF, CRLF, a CR and its LF in two reads, a line split anywhere, a multi-byte
  *   character split between its bytes;
@@ -11,7 +19,106 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ChunkedDecoder } from '../../../src/platform/loopback-http.js';
-import { SseReader } from '../../../src/platform/sse.js';
+import { SseParser, SseReader, type SseEvent } from '../../../src/platform/sse.js';
+
+/** Every event of `text` fed in pieces of `size` bytes (every size when none is given). */
+function eventsOf(text: string, options: { size?: number; flush?: boolean; maxEventChars?: number } = {}): SseEvent[] {
+  const bytes = Buffer.from(text, 'utf8');
+  const sizes = options.size === undefined ? [1, 2, 3, 5, 8, bytes.length] : [options.size];
+  let first: SseEvent[] | null = null;
+  for (const size of sizes) {
+    const events: SseEvent[] = [];
+    const parser = new SseParser((event) => events.push(event), options.maxEventChars === undefined ? {} : { maxEventChars: options.maxEventChars });
+    for (let at = 0; at < bytes.length; at += size) parser.push(bytes.subarray(at, at + size));
+    parser.end({ flush: options.flush ?? false });
+    if (first === null) first = events;
+    else expect(events).toEqual(first);
+  }
+  return first ?? [];
+}
+
+describe('SseParser', () => {
+  it('reads event, data joined with LF and id, the id carried over, whatever the line ends and the cuts', () => {
+    const text =
+      'event: delta\r\nid: 7\r\ndata: {"a":"é"}\r\ndata: second line\r\n\r\n' +
+      'data:no space\rdata:  two spaces\r\r' +
+      'data: ✓ check\n\n';
+    expect(eventsOf(text)).toEqual([
+      { event: 'delta', data: '{"a":"é"}\nsecond line', id: '7' },
+      { event: 'message', data: 'no space\n two spaces', id: '7' },
+      { event: 'message', data: '✓ check', id: '7' },
+    ]);
+  });
+
+  it('hands an event on with the byte that ends it, a CR ending its blank line included', () => {
+    const seen: string[] = [];
+    const parser = new SseParser((event) => seen.push(event.data));
+    parser.push(Buffer.from('data: one\r'));
+    expect(seen).toEqual([]);
+    parser.push(Buffer.from('\r'));
+    expect(seen).toEqual(['one']); // CR CR: the line, then the blank line
+    parser.push(Buffer.from('\ndata: two\r\n')); // that LF ends nothing: it completes the CRLF of the last CR
+    parser.push(Buffer.from('\r'));
+    expect(seen).toEqual(['one', 'two']);
+    parser.push(Buffer.from('\n')); // the LF of that CRLF: no new blank line, nothing dispatched
+    expect(seen).toEqual(['one', 'two']);
+  });
+
+  it('reads a multi-byte character split between reads', () => {
+    const bytes = Buffer.from('data: 日本\n\n', 'utf8');
+    const seen: string[] = [];
+    const parser = new SseParser((event) => seen.push(event.data));
+    for (const byte of bytes) parser.push(Uint8Array.of(byte));
+    expect(seen).toEqual(['日本']);
+  });
+
+  it('ignores comments, retry and unknown fields, and dispatches no event without data', () => {
+    expect(eventsOf(': keep-alive\n\nretry: 100\nfoo: bar\n\nevent: ping\n\ndata\n\nid: 3\ndata: x\n\n')).toEqual([
+      { event: 'message', data: '', id: '' },
+      { event: 'message', data: 'x', id: '3' },
+    ]);
+  });
+
+  it('drops an event the stream ends before its blank line, unless asked to flush it', () => {
+    expect(eventsOf('data: whole\n\ndata: half\ndata: unfinished')).toEqual([{ event: 'message', data: 'whole', id: '' }]);
+    expect(eventsOf('data: whole\n\ndata: half\ndata: unfinished', { flush: true }).map((event) => event.data)).toEqual(['whole', 'half\nunfinished']);
+  });
+
+  it('drops an event over maxEventChars whole and reads on at the next one', () => {
+    const big = 'x'.repeat(100);
+    const text = `data: small\n\ndata: ${big}\ndata: rest of the big one\n\ndata: ${big}\n\nevent: e\ndata: after\n\n`;
+    expect(eventsOf(text, { maxEventChars: 50 })).toEqual([
+      { event: 'message', data: 'small', id: '' },
+      { event: 'e', data: 'after', id: '' },
+    ]);
+  });
+
+  it('says what brings a stream cut anywhere back to the start of an event', () => {
+    const closingAfter = (text: string): string => {
+      const parser = new SseParser(() => undefined, { maxEventChars: 50 });
+      parser.push(Buffer.from(text));
+      return parser.closing;
+    };
+    expect(closingAfter('')).toBe('');
+    expect(closingAfter('data: a\n\n')).toBe('');
+    expect(closingAfter(': comment\n')).toBe('');
+    expect(closingAfter('data: a\n')).toBe('\n');
+    expect(closingAfter('event: x\n')).toBe('\n');
+    expect(closingAfter('data: a\r')).toBe('\n\n');
+    expect(closingAfter('data: a\r\n')).toBe('\n');
+    expect(closingAfter('data: {"cho')).toBe('\n\n');
+    expect(closingAfter(`data: ${'x'.repeat(60)}`)).toBe('\n\n');
+    // Whatever the cut, the closing then an event of our own is read as that event, last.
+    const stream = 'data: {"n":1}\r\n\r\nevent: e\ndata: {"n":2}\rdata: more\r\n\ndata: {"n":3}\n\n';
+    for (let cut = 0; cut <= stream.length; cut += 1) {
+      const events: SseEvent[] = [];
+      const parser = new SseParser((event) => events.push(event));
+      parser.push(Buffer.from(stream.slice(0, cut)));
+      parser.push(Buffer.from(`${parser.closing}data: ours\n\n`));
+      expect(events.at(-1)).toEqual({ event: 'message', data: 'ours', id: '' });
+    }
+  });
+});
 
 const STREAM =
   'event: message\ndata: {"text":"déjà vu — ✓"}\n\n' +
