@@ -25,6 +25,7 @@ import { HttpBridge } from '../shared/bridge.js';
 import { elect, type Predecessor } from '../shared/election.js';
 import { LeaseUnavailable, releaseLeaseSync, type LeaseDocument } from '../shared/lease.js';
 import type { Checkout } from '../shared/locate.js';
+import { ClientReplay, safeToResend } from './client-replay.js';
 import type { Owner } from './owner.js';
 
 const MAX_REJOINS = 3;
@@ -43,47 +44,11 @@ type Mode =
   | { kind: 'alone'; session: McpSession }
   | { kind: 'failed'; why: string };
 
-function methodOf(line: string): unknown {
-  return messageOf(line)?.method;
-}
-
-function messageOf(line: string): { method?: unknown; params?: { uri?: unknown } } | null {
-  try {
-    return JSON.parse(line) as { method?: unknown; params?: { uri?: unknown } } | null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Methods that change nothing on a server (or only on the one that just went away): re-sending
- * one whose first attempt may have run is harmless. A tool call is never among them — the bridge
- * cannot know what a tool does.
- */
-const SAFE_TO_RESEND = new Set([
-  'initialize',
-  'ping',
-  'tools/list',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-  // Idempotent: subscribing twice is one subscription.
-  'resources/subscribe',
-  'resources/unsubscribe',
-]);
-
-function safeToResend(line: string): boolean {
-  const method = methodOf(line);
-  return typeof method === 'string' && (SAFE_TO_RESEND.has(method) || method.startsWith('notifications/'));
-}
-
 export class ClientLink {
   readonly #options: LinkOptions;
   #mode: Mode = { kind: 'failed', why: 'not started' };
-  #initializeLine: string | null = null;
-  #initializedLine: string | null = null;
-  /** The client's `resources/subscribe` lines by URI: a new server hears them after initialize. */
-  readonly #subscriptions = new Map<string, string>();
+  /** What a new server must hear first so the client's session goes on. */
+  readonly #replay = new ClientReplay();
   /** The election under way, which every message waits for. */
   #election: Promise<void> | null = null;
   /** Where the frames the server sends on its own go (stdout), once the stdio loop gave it. */
@@ -186,24 +151,11 @@ export class ClientLink {
     return election;
   }
 
-  #remember(line: string): void {
-    // Most lines are neither; skip the second parse for them (the hot stdio path).
-    if (!line.includes('initialize') && !line.includes('subscribe')) return;
-    const message = messageOf(line);
-    const method = message?.method;
-    if (method === 'initialize') this.#initializeLine = line;
-    if (method === 'notifications/initialized') this.#initializedLine = line;
-    const uri = message?.params?.uri;
-    if (typeof uri !== 'string') return;
-    if (method === 'resources/subscribe') this.#subscriptions.set(uri, line);
-    if (method === 'resources/unsubscribe') this.#subscriptions.delete(uri);
-  }
-
   async #handle(line: string, notify: ((frame: string) => void) | undefined, attempt = 0): Promise<string | undefined> {
     // Only while an election runs does a message wait; otherwise it reaches its session at once,
     // so a cancellation that follows a request always finds it registered.
     if (this.#election !== null) await this.#election;
-    this.#remember(line);
+    this.#replay.remember(line);
     const mode = this.#mode;
     switch (mode.kind) {
       case 'owner':
@@ -267,8 +219,8 @@ export class ClientLink {
   async #attach(url: string, token: string, pending: string | null, hint: string | null): Promise<boolean> {
     // Its session's stream opens once the replayed initialize succeeds, and is relayed to the client.
     const bridge = new HttpBridge(url, token, (frame) => this.#streamWrite?.(frame));
-    for (const line of this.#replayable(pending)) {
-      const delivery = await bridge.deliver(line, { peerHint: line === this.#initializeLine ? hint : null });
+    for (const line of this.#replay.lines(pending)) {
+      const delivery = await bridge.deliver(line, { peerHint: this.#replay.isInitialize(line) ? hint : null });
       if (delivery.kind === 'lost') {
         bridge.closeStream();
         return false;
@@ -307,7 +259,7 @@ export class ClientLink {
       this.#electedLease = null;
     }
     const session = owner.session(hint);
-    for (const line of this.#replayable(pending)) await session.handleText(line);
+    for (const line of this.#replay.lines(pending)) await session.handleText(line);
     if (this.#streamWrite) session.streamTo(this.#streamWrite);
     this.#mode = { kind: 'owner', owner, session };
     if (!initial) log.info(`took over as the shared server of ${this.#options.checkout.root}`);
@@ -318,7 +270,7 @@ export class ClientLink {
       const layer = loaded ?? (await this.#load());
       const { aloneSession } = await import('./alone.js');
       const session = aloneSession(layer, hint);
-      for (const line of this.#replayable(pending)) await session.handleText(line);
+      for (const line of this.#replay.lines(pending)) await session.handleText(line);
       if (this.#streamWrite) session.streamTo(this.#streamWrite);
       this.#mode = { kind: 'alone', session };
     } catch (error) {
@@ -331,14 +283,6 @@ export class ClientLink {
   async #load(): Promise<Loaded> {
     const { loadServing } = await import('../runtime/load.js');
     return loadServing(this.#options.global, this.#options.cwd);
-  }
-
-  /**
-   * What the new server must hear first so the client's session goes on: its initialize, then its
-   * subscriptions (their answers go nowhere: the client had its own).
-   */
-  #replayable(pending: string | null): string[] {
-    return [this.#initializeLine, this.#initializedLine, ...this.#subscriptions.values()].filter((line): line is string => line !== null && line !== pending);
   }
 
   #startPing(): void {

@@ -6,11 +6,9 @@
  * What changes while it serves (the peer numbers issued, the announcements) is saved in
  * `board.json` beside the lease, for a successor after a crash.
  *
- * The lease is the only way other processes find this server, so a live owner keeps it in place:
- * a lease that was deleted (`git clean -xfd`) or overwritten with junk is published again, and a
- * foreign lease whose server is dead is replaced. Only a valid lease naming another live server
- * supersedes this one: it then answers `leaseholder: false`, takes no new sessions and keeps the
- * ones it has.
+ * A live owner keeps its lease in place (src/hub/lease-keeper.ts); a valid lease naming another
+ * live server supersedes this one: it then answers `leaseholder: false`, takes no new sessions and
+ * keeps the ones it has.
  */
 import { log } from '../platform/log.js';
 import { localSession } from '../mcp/local-backend.js';
@@ -28,12 +26,11 @@ import { startHarnessThread, type HarnessThread } from './harness-thread.js';
 import { startFreshness, type Generation, type LayerFreshness } from './layer-thread.js';
 import { dirname, join } from 'node:path';
 import { isLoopbackHost } from '../platform/access.js';
-import { BIND_GRACE_MS, judgeLease, type Predecessor } from '../shared/election.js';
-import { publishLease, readLease, releaseLeaseSync, republishLease, type LeaseDocument } from '../shared/lease.js';
+import type { Predecessor } from '../shared/election.js';
+import { releaseLeaseSync, type LeaseDocument } from '../shared/lease.js';
 import type { Checkout } from '../shared/locate.js';
 import { runtimeSnapshot } from '../threads/snapshot.js';
-
-const LEASE_WATCH_MS = 1_000;
+import { LeaseKeeper } from './lease-keeper.js';
 
 export interface OwnerOptions {
   loaded: Loaded;
@@ -84,24 +81,18 @@ export class Owner {
   readonly #harness: HarnessThread;
   /** The owner's own stdio sessions (one, while its client is attached). */
   readonly #localSessions = new Set<McpSession>();
-  readonly #lease: LeaseDocument;
-  readonly #checkout: Checkout;
+  readonly #lease: LeaseKeeper;
   readonly #boardFile: BoardFile;
-  #watch: NodeJS.Timeout | null = null;
   /** Watches the layer and builds its next generations (off this thread). */
   #freshness: LayerFreshness | null = null;
   #idleWaiters: Array<() => void> = [];
   #closing: Promise<void> | null = null;
-  /** Lease writes, one at a time. */
-  #leaseWrites: Promise<unknown> = Promise.resolve();
-  #checking = false;
 
   private constructor(runtime: Runtime, http: HttpThread, harness: HarnessThread, options: OwnerOptions, boardFile: BoardFile) {
     this.runtime = runtime;
     this.#http = http;
     this.#harness = harness;
-    this.#lease = options.lease;
-    this.#checkout = options.checkout;
+    this.#lease = new LeaseKeeper({ checkout: options.checkout, lease: options.lease, onSuperseded: () => http.setLeaseholder(false) });
     this.#boardFile = boardFile;
   }
 
@@ -178,13 +169,7 @@ export class Owner {
     owner.boardChanged(); // the numbering taken over is carried on at once
     if (http.fellBackFrom !== null) log.info(`port ${http.fellBackFrom} is taken; bound ${http.port} instead`);
     lease.url = http.url;
-    if (!(await publishLease(checkout.leasePath, lease))) {
-      await owner.#superseded('the lease was taken over while this server was binding');
-    } else {
-      const watched = owner;
-      owner.#watch = setInterval(() => void watched.#checkLease(), LEASE_WATCH_MS);
-      owner.#watch.unref();
-    }
+    await owner.#lease.publish();
     log.info(`serving ${url} — Swagger UI ${url}/docs · OpenAPI ${url}/openapi.json · API ${url}/api/v1/ · MCP ${url}/mcp`);
     return owner;
   }
@@ -233,20 +218,20 @@ export class Owner {
 
   /** Removes the lease if it is still ours; synchronous for the signal path. */
   releaseLease(): void {
-    releaseLeaseSync(this.#checkout.leasePath, this.#lease.token);
+    this.#lease.release();
   }
 
   /** Closes the port, the sessions and the pool, then removes the lease. Safe to call twice. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      this.#stopWatching();
+      this.#lease.stop();
       // No new generation is served from here on; a swap under way finishes after the lease is gone.
       const freshnessStopped = this.#freshness?.stop();
       // The lease goes first, from this thread: stopping the HTTP thread can take a while on a
       // busy machine (it runs at a lower priority), and a client that kills us meanwhile must not
       // leave a lease behind. Then new sessions are refused (409 lease_lost: a client arriving
       // now elects again and is served elsewhere) instead of being cut off by the closing socket.
-      await this.#leaseWrites;
+      await this.#lease.settled();
       await this.#handOffIfPeersRemain();
       this.releaseLease();
       await freshnessStopped;
@@ -280,7 +265,7 @@ export class Owner {
   threadDied(why: string): void {
     if (this.#closing) return;
     log.error(`the HTTP thread ended unexpectedly (${why}); releasing the lease and serving this client alone (the layer is no longer refreshed)`);
-    this.#stopWatching();
+    this.#lease.stop();
     void this.#freshness?.stop();
     this.releaseLease();
     this.#closing = this.#boardFile.remove();
@@ -303,50 +288,5 @@ export class Owner {
     }
     if (board.size > 0) return;
     for (const resolve of this.#idleWaiters.splice(0)) resolve();
-  }
-
-  #writeLease(write: () => Promise<unknown>): Promise<unknown> {
-    this.#leaseWrites = this.#leaseWrites.then(write).catch((error: unknown) => {
-      log.warn(`cannot write the lease ${this.#checkout.leasePath}: ${error instanceof Error ? error.message : String(error)}`);
-    });
-    return this.#leaseWrites;
-  }
-
-  async #checkLease(): Promise<void> {
-    if (this.#closing || this.#checking) return;
-    this.#checking = true;
-    try {
-      await this.#leaseWrites;
-      const path = this.#checkout.leasePath;
-      const reading = await readLease(path).catch(() => null);
-      if (reading === null || this.#closing) return; // unreadable right now: look again next time
-      if (reading.state === 'document' && reading.doc.token === this.#lease.token) return;
-      if (reading.state === 'absent' || reading.state === 'empty') {
-        // A lease is only ever linked in whole, so an empty one is not another server binding.
-        log.warn(`the lease ${path} is ${reading.state === 'absent' ? 'gone' : 'empty'}; publishing it again`);
-        await this.#writeLease(() => republishLease(path, this.#lease, reading.state === 'empty' ? '' : undefined));
-        return;
-      }
-      const verdict = await judgeLease(reading, this.#checkout, BIND_GRACE_MS, Date.now());
-      if (verdict.kind === 'live') {
-        await this.#superseded(`the lease ${path} names another live server (${verdict.url})`);
-      } else if (verdict.kind !== 'binding' && verdict.kind !== 'absent') {
-        log.warn(`the lease ${path} is ${verdict.kind} (${verdict.detail}) while this server lives; publishing it again`);
-        await this.#writeLease(() => republishLease(path, this.#lease, verdict.raw));
-      }
-    } finally {
-      this.#checking = false;
-    }
-  }
-
-  #stopWatching(): void {
-    if (this.#watch) clearInterval(this.#watch);
-    this.#watch = null;
-  }
-
-  async #superseded(why: string): Promise<void> {
-    this.#stopWatching();
-    log.warn(`superseded: ${why}; keeping the sessions attached here, taking no new ones`);
-    await this.#http.setLeaseholder(false);
   }
 }
