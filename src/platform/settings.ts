@@ -36,6 +36,12 @@ export interface Settings {
    * this is how a user (or a test) moves every server of a machine off the default port.
    */
   httpPort: number | null;
+  /** `MAJORDOMUS_MESSAGE_MEMORY_BYTES`: the text of messages held in memory; older ones are read back from the journal. */
+  messageMemoryBytes: number;
+  /** `MAJORDOMUS_MESSAGE_RATE`: messages a second one sender (a peer, the overseer) may send, sustained. */
+  messageRate: number;
+  /** `MAJORDOMUS_MESSAGE_BURST`: messages one sender may send at once before its rate applies. */
+  messageBurst: number;
 }
 
 export const DEFAULTS = {
@@ -43,6 +49,9 @@ export const DEFAULTS = {
   pingMs: 20_000,
   maxSessions: 64,
   httpNice: 10,
+  messageMemoryBytes: 16 * 1024 * 1024,
+  messageRate: 20,
+  messageBurst: 100,
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -81,6 +90,9 @@ export function readSettings(env: Env = process.env): Settings {
     maxSessions: integer(env, 'MAJORDOMUS_MAX_SESSIONS', DEFAULTS.maxSessions, 1, 100_000),
     faultCapability: fault ? fault.slice('capability:'.length) : null,
     httpPort: env.MAJORDOMUS_HTTP_PORT ? integer(env, 'MAJORDOMUS_HTTP_PORT', 0, 0, 65_535) : null,
+    messageMemoryBytes: integer(env, 'MAJORDOMUS_MESSAGE_MEMORY_BYTES', DEFAULTS.messageMemoryBytes, 0, 2 ** 40),
+    messageRate: integer(env, 'MAJORDOMUS_MESSAGE_RATE', DEFAULTS.messageRate, 1, 1_000_000),
+    messageBurst: integer(env, 'MAJORDOMUS_MESSAGE_BURST', DEFAULTS.messageBurst, 1, 1_000_000),
   });
 }
 
