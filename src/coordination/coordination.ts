@@ -12,7 +12,9 @@ import { ClaimBoard, type ClaimEvent, type ClaimRequest, type Granted, type Stor
 import { Journal, readJournal } from './journal.js';
 import { MessageBoard, type MessageEvent, type StoredMessage } from './messages.js';
 import { claimNotice, messageNotice } from './notices.js';
+import { RateLimiter, type RateLimit } from './rate-limit.js';
 import { sessionOf } from '../platform/proc.js';
+import { settings } from '../platform/settings.js';
 import { EVERYONE, OVERSEER, type Claim, type Message, type Overlap } from './schemas.js';
 
 /** What coordination capabilities may do. `caller` is a peer id, or null for the overseer. */
@@ -32,6 +34,18 @@ export interface CoordinationAccess {
   search(query: string, limit: number): Message[];
 }
 
+/** How fast one sender may send. */
+export interface MessageLimits {
+  /** Per sender (a peer, or the overseer). */
+  rate: RateLimit;
+}
+
+/** The limits the environment sets (`MAJORDOMUS_MESSAGE_RATE`, `_BURST`). */
+export function messageLimitsFromSettings(): MessageLimits {
+  const { messageRate, messageBurst } = settings();
+  return { rate: { perSecond: messageRate, burst: messageBurst } };
+}
+
 export interface CoordinationOptions {
   /** The checkout's real path. */
   root: string;
@@ -44,6 +58,8 @@ export interface CoordinationOptions {
   /** Called after any claim or message event (the live page builds its view again). */
   onChange?: () => void;
   now?: () => number;
+  /** Default: the environment's (`messageLimitsFromSettings`). */
+  messageLimits?: MessageLimits;
 }
 
 const EXPIRY_SWEEP_MS = 5_000;
@@ -52,6 +68,7 @@ export class Coordination implements CoordinationAccess {
   readonly #board: PeerBoard;
   readonly #claims: ClaimBoard;
   readonly #messages: MessageBoard;
+  readonly #sendRates: RateLimiter;
   readonly #claimJournal: Journal | null;
   readonly #messageJournal: Journal | null;
   readonly #notify: (notice: PeerNotice) => void;
@@ -95,6 +112,7 @@ export class Coordination implements CoordinationAccess {
       now: this.#now,
     });
     this.#messages = new MessageBoard({ epoch: options.epoch, record: (event) => this.#journal(this.#messageJournal, event), now: this.#now });
+    this.#sendRates = new RateLimiter((options.messageLimits ?? messageLimitsFromSettings()).rate, this.#now);
   }
 
   /** Ends expired claims every few seconds (so the journal says when), until `close`. */
@@ -183,6 +201,15 @@ export class Coordination implements CoordinationAccess {
       } else {
         throw new CapabilityError('not_found', `no peer ${JSON.stringify(name)} is attached: send to a peer id from the peer list, "${OVERSEER}" or "${EVERYONE}"`);
       }
+    }
+    // Counted once the message is sendable: a mistyped recipient costs the sender nothing.
+    const admission = this.#sendRates.take(from);
+    if (!admission.ok) {
+      const { perSecond, burst } = this.#sendRates.limit;
+      const why = `${from} sends messages faster than ${perSecond} a second (after a burst of ${burst})`;
+      throw new CapabilityError('rate_limited', `${why}: nothing was sent; retry in ${admission.retryAfterMs} ms`, {
+        retryAfterMs: admission.retryAfterMs,
+      });
     }
     const fromClient = caller === null ? undefined : this.#clientOf(caller);
     const message = this.#messages.send({

@@ -8,14 +8,17 @@
  * - identify: a named peer, a peer found by its terminal session, several agents of one session
  *   told apart by their own process, ambiguity and strangers answered with null;
  * - the journal: a successor of the same epoch gets the claims and inbox state back, a new epoch
- *   gets the messages as history only, and both journals are readable JSON lines.
+ *   gets the messages as history only, and both journals are readable JSON lines;
+ * - each sender (a peer, the overseer) has its rate: past its burst a message is refused with
+ *   rate_limited and the time to retry, nothing sent; others send on; a mistaken recipient costs
+ *   nothing; after the time named it sends again.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Coordination } from '../../../src/coordination/coordination.js';
+import { Coordination, type MessageLimits } from '../../../src/coordination/coordination.js';
 import { sessionOf } from '../../../src/platform/proc.js';
 import { CapabilityError } from '../../../src/platform/errors.js';
 import { PeerBoard } from '../../../src/peers/board.js';
@@ -30,9 +33,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function open(journalDir: string | null = null, epoch = 'e1', board = new PeerBoard()) {
+const ROOMY: MessageLimits = { rate: { perSecond: 1_000, burst: 1_000 } };
+
+async function open(journalDir: string | null = null, epoch = 'e1', board = new PeerBoard(), limits: MessageLimits = ROOMY, now: () => number = Date.now) {
   const notices: PeerNotice[] = [];
-  const coordination = await Coordination.open({ root: ROOT, board, epoch, journalDir, notify: (n) => notices.push(n) });
+  const coordination = await Coordination.open({ root: ROOT, board, epoch, journalDir, notify: (n) => notices.push(n), messageLimits: limits, now });
   cleanups.push(() => coordination.close());
   return { coordination, board, notices };
 }
@@ -149,4 +154,37 @@ describe('Coordination', () => {
     expect(fresh.coordination.claim(p1, claimRequest(['x'])).claim.id).toBe('c3');
     expect(fresh.coordination.send(p1, { to: ['overseer'], body: 'three' }).message.id).toBe('m3');
   });
+  it('holds each sender to its rate with rate_limited naming the retry time, sending nothing, and lets others send', async () => {
+    let now = Date.parse('2026-11-30T12:00:00Z');
+    const limits = { rate: { perSecond: 4, burst: 3 } };
+    const { coordination, board, notices } = await open(null, 'e1', new PeerBoard(), limits, () => now);
+    const a = board.join(client('a'), 'stdio');
+    const b = board.join(client('b'), 'http');
+    for (let n = 0; n < 3; n += 1) coordination.send(a, { to: [b], body: `burst ${n}` });
+    expect(codeOf(() => coordination.send(a, { to: ['p9'], body: 'mistaken' }))).toMatch(/^not_found/); // costs no token
+    const refused = refusalOf(() => coordination.send(a, { to: [b], body: 'one too many' }));
+    expect(refused).toMatchObject({ code: 'rate_limited', retryAfterMs: 250 });
+    expect(refused.message).toBe('p1 sends messages faster than 4 a second (after a burst of 3): nothing was sent; retry in 250 ms');
+    expect(coordination.inbox(b, { unread: false, limit: 10 }).messages.map((m) => m.body)).toEqual(['burst 0', 'burst 1', 'burst 2']);
+    expect(notices).toHaveLength(3);
+
+    // The overseer is one sender like a peer; neither holds the other back.
+    expect(coordination.send(b, { to: [a], body: 'from b' }).message.id).toBe('m4');
+    for (let n = 0; n < 3; n += 1) coordination.send(null, { to: [a], body: `overseer ${n}` });
+    expect(refusalOf(() => coordination.send(null, { to: [a], body: 'again' })).code).toBe('rate_limited');
+
+    now += 250;
+    expect(coordination.send(a, { to: [b], body: 'after waiting' }).message.body).toBe('after waiting');
+    expect(refusalOf(() => coordination.send(a, { to: [b], body: 'too soon' })).retryAfterMs).toBe(250);
+  });
 });
+
+function refusalOf(run: () => unknown): CapabilityError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof CapabilityError) return error;
+    throw error;
+  }
+  throw new Error('not refused');
+}
