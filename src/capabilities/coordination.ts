@@ -181,7 +181,7 @@ export const messagesSearch = capability({
   exposure: { mcp: { tool: 'majordomus_search_messages' }, http: { method: 'GET', path: '/api/v1/messages/search' } },
   stability: 'experimental',
   reads: 'peers',
-  handler: ({ query, limit }, { coordination }) => ({ messages: coordination.search(query, limit) }),
+  handler: async ({ query, limit }, { coordination }, { signal }) => ({ messages: await coordination.search(query, limit, signal) }),
 });
 
 export const COORDINATION_CAPABILITIES: readonly CapabilityDescriptor[] = Object.freeze([
