@@ -14,6 +14,7 @@
  * most its `limit` of lines, at once; a search, which may have to look at every message, reads
  * the journal in batches off the thread, newest first, and stops when it has found enough.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { CapabilityError } from '../platform/errors.js';
 import { log } from '../platform/log.js';
 import type { PeerClient } from '../peers/schema.js';
@@ -62,6 +63,13 @@ export interface MessageBoardOptions {
   /** The bytes of text held in memory (resident-texts.ts says how a message is counted). */
   memoryBytes: number;
 }
+
+/**
+ * The most a search works between two turns of the event loop: what it reads back from the
+ * journal is parsed and folded on the owner's main thread (a span of long accented texts takes
+ * tens of ms), so it yields by time, not by bytes.
+ */
+const SEARCH_SLICE_MS = 4;
 
 export class MessageBoard {
   readonly #epoch: string;
@@ -148,7 +156,8 @@ export class MessageBoard {
   /**
    * Messages whose subject or body holds every term, ignoring case and accents; newest first.
    * What memory holds is searched at once; older messages are read back from the journal in
-   * batches, each read off the thread, until `limit` are found, the history ends or `signal` aborts.
+   * batches, each read off the thread and looked through in slices of a few ms, until `limit` are
+   * found, the history ends or `signal` aborts.
    */
   async search(query: string, limit: number, signal?: AbortSignal): Promise<Message[]> {
     const terms = searchTerms(query);
@@ -161,11 +170,17 @@ export class MessageBoard {
       if (text !== undefined && message && matchesAll(text, terms)) found.push(view(message));
     }
     if (found.length >= limit || this.#journal === null || firstHeld === 0) return found;
+    let sliceStart = performance.now();
     for await (const batch of this.#journal.read(this.#linesBefore(firstHeld))) {
       for (const [{ slot }, entry] of batch) {
         const message = this.#messageIn(entry, slot);
         if (message && matchesAll(searchText(message), terms)) found.push(view(message));
         if (found.length >= limit) return found;
+        if (performance.now() - sliceStart >= SEARCH_SLICE_MS) {
+          await nextTurn();
+          if (signal?.aborted) return found;
+          sliceStart = performance.now();
+        }
       }
       if (signal?.aborted) break;
     }
