@@ -117,10 +117,11 @@ export const messagesSend = capability({
   id: 'messages.send',
   kind: 'command',
   title: 'Send a message',
-  description: `Send a message to peers (ids from the peer list), to "${EVERYONE}" (every attached peer but you) or to "${OVERSEER}" (the person), optionally in a thread (a thread is named by its first message's id, or by a name you choose). Recipients are told live and find it in their inbox.`,
+  description: `Send a message to peers (ids from the peer list), to "${EVERYONE}" (every attached peer but you) or to "${OVERSEER}" (the person), optionally in a thread (a thread is named by its first message's id, or by a name you choose). Recipients are told live and find it in their inbox. Each sender has a rate (by default 20 a second after a burst of 100): past it a message is refused with rate_limited, saying in how many ms to retry.`,
   input: SendInputSchema,
   output: z.object({ message: MessageSchema, delivered: z.array(z.string()) }),
   exposure: { mcp: { tool: 'majordomus_send_message' }, http: { method: 'POST', path: '/api/v1/messages' } },
+  refusals: ['rate_limited'],
   stability: 'experimental',
   reads: 'peers',
   guidance: `Talk to other agents with {tool} {to: [peer ids] or ["${EVERYONE}"], body, thread?}: they are told at once.`,
@@ -180,7 +181,7 @@ export const messagesSearch = capability({
   exposure: { mcp: { tool: 'majordomus_search_messages' }, http: { method: 'GET', path: '/api/v1/messages/search' } },
   stability: 'experimental',
   reads: 'peers',
-  handler: ({ query, limit }, { coordination }) => ({ messages: coordination.search(query, limit) }),
+  handler: async ({ query, limit }, { coordination }, { signal }) => ({ messages: await coordination.search(query, limit, signal) }),
 });
 
 export const COORDINATION_CAPABILITIES: readonly CapabilityDescriptor[] = Object.freeze([

@@ -9,10 +9,13 @@ import type { PeerBoard } from '../peers/board.js';
 import type { PeerClient } from '../peers/schema.js';
 import type { PeerNotice } from '../peers/notice.js';
 import { ClaimBoard, type ClaimEvent, type ClaimRequest, type Granted, type StoredClaim } from './claims.js';
-import { Journal, readJournal } from './journal.js';
+import { Journal, readJournal, scanJournal, type JournalEntry, type JournalLine } from './journal.js';
 import { MessageBoard, type MessageEvent, type StoredMessage } from './messages.js';
 import { claimNotice, messageNotice } from './notices.js';
+import { RateLimiter, type RateLimit } from './rate-limit.js';
 import { sessionOf } from '../platform/proc.js';
+import { log } from '../platform/log.js';
+import { settings } from '../platform/settings.js';
 import { EVERYONE, OVERSEER, type Claim, type Message, type Overlap } from './schemas.js';
 
 /** What coordination capabilities may do. `caller` is a peer id, or null for the overseer. */
@@ -29,7 +32,21 @@ export interface CoordinationAccess {
   inbox(caller: string | null, options: { unread: boolean; limit: number }): { you: string; unread: number; messages: Message[] };
   ack(caller: string | null, ids: readonly string[]): string[];
   thread(thread: string, limit: number): Message[];
-  search(query: string, limit: number): Message[];
+  search(query: string, limit: number, signal?: AbortSignal): Promise<Message[]>;
+}
+
+/** How much of the messages memory holds, and how fast one sender may send. */
+export interface MessageLimits {
+  /** The bytes of text held in memory; older messages are read back from the journal. */
+  memoryBytes: number;
+  /** Per sender (a peer, or the overseer). */
+  rate: RateLimit;
+}
+
+/** The limits the environment sets (`MAJORDOMUS_MESSAGE_MEMORY_BYTES`, `_RATE`, `_BURST`). */
+export function messageLimitsFromSettings(): MessageLimits {
+  const { messageMemoryBytes, messageRate, messageBurst } = settings();
+  return { memoryBytes: messageMemoryBytes, rate: { perSecond: messageRate, burst: messageBurst } };
 }
 
 export interface CoordinationOptions {
@@ -44,6 +61,8 @@ export interface CoordinationOptions {
   /** Called after any claim or message event (the live page builds its view again). */
   onChange?: () => void;
   now?: () => number;
+  /** Default: the environment's (`messageLimitsFromSettings`). */
+  messageLimits?: MessageLimits;
 }
 
 const EXPIRY_SWEEP_MS = 5_000;
@@ -52,6 +71,7 @@ export class Coordination implements CoordinationAccess {
   readonly #board: PeerBoard;
   readonly #claims: ClaimBoard;
   readonly #messages: MessageBoard;
+  readonly #sendRates: RateLimiter;
   readonly #claimJournal: Journal | null;
   readonly #messageJournal: Journal | null;
   readonly #notify: (notice: PeerNotice) => void;
@@ -66,16 +86,23 @@ export class Coordination implements CoordinationAccess {
   static async open(options: CoordinationOptions): Promise<Coordination> {
     const coordination = new Coordination(options);
     if (options.journalDir !== null) {
-      const [claims, messages] = await Promise.all([
-        readJournal(join(options.journalDir, 'claims.jsonl')),
-        readJournal(join(options.journalDir, 'messages.jsonl')),
+      // The messages' journal is read line by line, as it may be long; only the index and the newest texts stay.
+      let unfiled = 0;
+      await Promise.all([
+        readJournal(join(options.journalDir, 'claims.jsonl')).then((claims) => coordination.#restoreClaims(claims)),
+        scanJournal(join(options.journalDir, 'messages.jsonl'), (entry, line) => {
+          if (!coordination.#restoreMessageEvent(entry, line)) unfiled += 1;
+        }),
       ]);
-      coordination.#restore(claims, messages);
+      if (unfiled > 0) log.warn(`messages.jsonl: skipped ${unfiled} message(s) that are malformed or whose id is not past the one before`);
     }
     return coordination;
   }
 
-  /** Claims and messages kept in memory only, for a client served alone (nobody else sees them). */
+  /**
+   * Claims and messages kept in memory only, for a client served alone (nobody else sees them):
+   * a message that leaves memory is forgotten.
+   */
   static alone(root: string, board: PeerBoard): Coordination {
     return new Coordination({ root, board, epoch: 'alone', journalDir: null });
   }
@@ -94,7 +121,15 @@ export class Coordination implements CoordinationAccess {
       record: (event) => this.#journal(this.#claimJournal, event),
       now: this.#now,
     });
-    this.#messages = new MessageBoard({ epoch: options.epoch, record: (event) => this.#journal(this.#messageJournal, event), now: this.#now });
+    const limits = options.messageLimits ?? messageLimitsFromSettings();
+    this.#messages = new MessageBoard({
+      epoch: options.epoch,
+      record: (event) => this.#journal(this.#messageJournal, event),
+      journal: this.#messageJournal,
+      now: this.#now,
+      memoryBytes: limits.memoryBytes,
+    });
+    this.#sendRates = new RateLimiter(limits.rate, this.#now);
   }
 
   /** Ends expired claims every few seconds (so the journal says when), until `close`. */
@@ -184,6 +219,15 @@ export class Coordination implements CoordinationAccess {
         throw new CapabilityError('not_found', `no peer ${JSON.stringify(name)} is attached: send to a peer id from the peer list, "${OVERSEER}" or "${EVERYONE}"`);
       }
     }
+    // Counted once the message is sendable: a mistyped recipient costs the sender nothing.
+    const admission = this.#sendRates.take(from);
+    if (!admission.ok) {
+      const { perSecond, burst } = this.#sendRates.limit;
+      const why = `${from} sends messages faster than ${perSecond} a second (after a burst of ${burst})`;
+      throw new CapabilityError('rate_limited', `${why}: nothing was sent; retry in ${admission.retryAfterMs} ms`, {
+        retryAfterMs: admission.retryAfterMs,
+      });
+    }
     const fromClient = caller === null ? undefined : this.#clientOf(caller);
     const message = this.#messages.send({
       from,
@@ -212,8 +256,8 @@ export class Coordination implements CoordinationAccess {
     return this.#messages.thread(thread, limit);
   }
 
-  search(query: string, limit: number): Message[] {
-    return this.#messages.search(query, limit);
+  search(query: string, limit: number, signal?: AbortSignal): Promise<Message[]> {
+    return this.#messages.search(query, limit, signal);
   }
 
   /** The latest messages of every thread, oldest first. */
@@ -230,13 +274,14 @@ export class Coordination implements CoordinationAccess {
     return this.#board.clientOf(peer) ?? { name: 'unknown', version: '' };
   }
 
-  #journal(journal: Journal | null, event: ClaimEvent | MessageEvent): void {
-    if (this.#closed) return;
+  /** Journals an event; answers where its line went (null: nowhere, or closed). */
+  #journal(journal: Journal | null, event: ClaimEvent | MessageEvent): JournalLine | null {
+    if (this.#closed) return null;
     this.#onChange();
-    journal?.append({ at: new Date(this.#now()).toISOString(), epoch: this.#epoch, ...event });
+    return journal?.append({ at: new Date(this.#now()).toISOString(), epoch: this.#epoch, ...event }) ?? null;
   }
 
-  #restore(claims: ReadonlyArray<Record<string, unknown>>, messages: ReadonlyArray<Record<string, unknown>>): void {
+  #restoreClaims(claims: readonly JournalEntry[]): void {
     for (const entry of claims) {
       const claim = entry.claim as StoredClaim | undefined;
       if (entry.event === 'claim' && claim && typeof claim.id === 'string') {
@@ -247,13 +292,21 @@ export class Coordination implements CoordinationAccess {
         this.#claims.replay(entry as Exclude<ClaimEvent, { event: 'claim' }>);
       }
     }
-    for (const entry of messages) {
-      const message = entry.message as StoredMessage | undefined;
-      if (entry.event === 'message' && message && typeof message.id === 'string' && Array.isArray(message.recipients)) {
-        this.#messages.restore(message);
-      } else if (entry.event === 'ack' && entry.epoch === this.#epoch && typeof entry.peer === 'string' && Array.isArray(entry.ids)) {
-        this.#messages.restoreAck(entry.peer, entry.ids as string[]);
-      }
-    }
   }
+
+  /** Puts back one line of the messages' journal; false for a message that could not be filed. */
+  #restoreMessageEvent(entry: JournalEntry, line: JournalLine): boolean {
+    if (entry.event === 'message') return isStoredMessage(entry.message) && this.#messages.restore(entry.message, line);
+    if (entry.event === 'ack' && entry.epoch === this.#epoch && typeof entry.peer === 'string' && Array.isArray(entry.ids)) {
+      this.#messages.restoreAck(entry.peer, entry.ids as string[]);
+    }
+    return true;
+  }
+}
+
+/** A journalled message with what reading it needs (a line edited by hand may lack it). */
+function isStoredMessage(value: unknown): value is StoredMessage {
+  if (value === null || typeof value !== 'object') return false;
+  const message = value as Partial<StoredMessage>;
+  return typeof message.id === 'string' && typeof message.thread === 'string' && typeof message.body === 'string' && Array.isArray(message.to) && Array.isArray(message.recipients);
 }

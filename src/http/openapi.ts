@@ -221,6 +221,7 @@ export function openApiDocument(catalog: CapabilityCatalog, version: string): Re
               properties: {
                 code: { type: 'string', enum: Object.keys(WIRE_ERRORS) },
                 message: { type: 'string' },
+                retry_after_ms: { type: 'integer', minimum: 1, description: 'With a refusal that passes (rate_limited): when to try again, in ms.' },
               },
             },
           },

@@ -2,7 +2,7 @@
  * Every HTTP route, independent of the server library: a request goes in, a reply comes out.
  * Capability routes come from the catalog; nothing here names a particular capability.
  */
-import { CapabilityError, errorMessage } from '../platform/errors.js';
+import { CapabilityError, errorMessage, wireErrorBody, WIRE_ERRORS } from '../platform/errors.js';
 import { decodeUtf8, JsonInputError, parseJsonInput } from '../platform/json-input.js';
 import type { CapabilityCatalog, CapabilityEntry } from '../registry/catalog.js';
 import type { CallOutcome } from '../platform/call.js';
@@ -49,7 +49,12 @@ export const LIVE_PATH = '/live';
 export type Router = (request: HttpRequest) => Promise<RouteReply>;
 
 function outcomeReply(outcome: CallOutcome): HttpReply {
-  return outcome.ok ? { status: 200, contentType: 'application/json', body: outcome.json } : errorReply(outcome.code, outcome.message);
+  if (outcome.ok) return { status: 200, contentType: 'application/json', body: outcome.json };
+  if (outcome.retryAfterMs === undefined) return errorReply(outcome.code, outcome.message);
+  // A refusal that passes says when, in the body (ms) and in HTTP's own header (whole seconds).
+  return jsonReply(WIRE_ERRORS[outcome.code].status, wireErrorBody(outcome.code, outcome.message, outcome.retryAfterMs), [
+    ['Retry-After', String(Math.ceil(outcome.retryAfterMs / 1000))],
+  ]);
 }
 
 /** `application/json`, with or without parameters (`; charset=utf-8`). */

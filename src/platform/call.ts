@@ -8,9 +8,10 @@ import type { WireErrorCode } from './errors.js';
 /**
  * What a capability call answers, on every path and across every thread boundary: the output as
  * JSON text (a string crosses a thread as one copy, REST sends it as it is, MCP embeds it as it
- * is), or a refusal (errors do not keep their class across threads).
+ * is), or a refusal (errors do not keep their class across threads) with, for one that passes,
+ * when to try again.
  */
-export type CallOutcome = { ok: true; json: string } | { ok: false; code: WireErrorCode; message: string };
+export type CallOutcome = { ok: true; json: string } | { ok: false; code: WireErrorCode; message: string; retryAfterMs?: number };
 
 /**
  * What a caller lends one capability call beside its input: where the call's progress goes (an

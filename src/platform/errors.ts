@@ -76,7 +76,7 @@ export const WIRE_ERRORS = {
   internal: { status: 500, summary: 'An unexpected failure while serving the request.' },
   busy: { status: 503, summary: 'The server is saturated or shutting down; retry later.' },
   model_not_found: { status: 404, summary: 'The gateway has no configured provider serving the model asked for.' },
-  rate_limited: { status: 429, summary: 'Every provider the gateway may use is rate-limited for longer than its retry budget; see Retry-After.' },
+  rate_limited: { status: 429, summary: 'Too many requests: a peer or the overseer sends messages faster than its rate (the body\'s retry_after_ms says when to send again), or every provider the gateway may use is rate-limited for longer than its retry budget; see Retry-After.' },
   upstream_unavailable: { status: 502, summary: 'Every provider the gateway tried failed (connection, timeout, 429, 5xx); the message lists each attempt.' },
   upstream_idle: { status: 504, summary: 'A provider sent nothing for longer than its idle_timeout_seconds in the middle of a streamed answer; the gateway ended the stream with this error as its last event.' },
   gateway_config: { status: 503, summary: 'The gateway\'s config (<local>/executor.yaml) is missing or invalid, or routes to no configured provider.' },
@@ -87,23 +87,26 @@ export type WireErrorCode = keyof typeof WIRE_ERRORS;
 /** A refusal a capability (or a projection) answers a client with. */
 export class CapabilityError extends Error {
   readonly code: WireErrorCode;
-  constructor(code: WireErrorCode, message: string) {
+  /** When a refusal that passes (`rate_limited`) may be tried again, in ms from now. */
+  readonly retryAfterMs: number | undefined;
+  constructor(code: WireErrorCode, message: string, options: { retryAfterMs?: number } = {}) {
     super(message);
     this.name = 'CapabilityError';
     this.code = code;
+    this.retryAfterMs = options.retryAfterMs;
   }
   get status(): number {
     return WIRE_ERRORS[this.code].status;
   }
 }
 
-/** The body every HTTP error carries. */
+/** The body every HTTP error carries; `retry_after_ms` with a refusal that passes. */
 export interface WireErrorBody {
-  error: { code: WireErrorCode; message: string };
+  error: { code: WireErrorCode; message: string; retry_after_ms?: number };
 }
 
-export function wireErrorBody(code: WireErrorCode, message: string): WireErrorBody {
-  return { error: { code, message } };
+export function wireErrorBody(code: WireErrorCode, message: string, retryAfterMs?: number): WireErrorBody {
+  return { error: { code, message, ...(retryAfterMs === undefined ? {} : { retry_after_ms: retryAfterMs }) } };
 }
 
 export function errorMessage(error: unknown): string {

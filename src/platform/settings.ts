@@ -53,6 +53,12 @@ export interface Settings {
    * it (0–999); null when unset (a server then has depth 0, and a bridge reports none).
    */
   spawnDepth: number | null;
+  /** `MAJORDOMUS_MESSAGE_MEMORY_BYTES`: the text of messages held in memory; older ones are read back from the journal. */
+  messageMemoryBytes: number;
+  /** `MAJORDOMUS_MESSAGE_RATE`: messages a second one sender (a peer, the overseer) may send, sustained. */
+  messageRate: number;
+  /** `MAJORDOMUS_MESSAGE_BURST`: messages one sender may send at once before its rate applies. */
+  messageBurst: number;
 }
 
 export const DEFAULTS = {
@@ -60,6 +66,9 @@ export const DEFAULTS = {
   pingMs: 20_000,
   maxSessions: 64,
   httpNice: 10,
+  messageMemoryBytes: 16 * 1024 * 1024,
+  messageRate: 20,
+  messageBurst: 100,
 } as const;
 
 /** The largest delegation depth a variable or a bridge's header may carry (three digits). */
@@ -106,6 +115,9 @@ export function readSettings(env: Env = process.env): Settings {
     faultCapability: fault ? fault.slice('capability:'.length) : null,
     httpPort: env.MAJORDOMUS_HTTP_PORT ? integer(env, 'MAJORDOMUS_HTTP_PORT', 0, 0, 65_535) : null,
     spawnDepth: env.MAJORDOMUS_SPAWN_DEPTH ? integer(env, 'MAJORDOMUS_SPAWN_DEPTH', 0, 0, MAX_SPAWN_DEPTH) : null,
+    messageMemoryBytes: integer(env, 'MAJORDOMUS_MESSAGE_MEMORY_BYTES', DEFAULTS.messageMemoryBytes, 0, 2 ** 40),
+    messageRate: integer(env, 'MAJORDOMUS_MESSAGE_RATE', DEFAULTS.messageRate, 1, 1_000_000),
+    messageBurst: integer(env, 'MAJORDOMUS_MESSAGE_BURST', DEFAULTS.messageBurst, 1, 1_000_000),
   });
 }
 

@@ -109,7 +109,9 @@ export class Runtime {
     try {
       return { ok: true, json: JSON.stringify(await this.invoke(capabilityId, args, caller, call)) ?? 'null' };
     } catch (error) {
-      if (error instanceof CapabilityError) return { ok: false, code: error.code, message: error.message };
+      if (error instanceof CapabilityError) {
+        return { ok: false, code: error.code, message: error.message, ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }) };
+      }
       return { ok: false, code: 'internal', message: errorMessage(error) };
     }
   }

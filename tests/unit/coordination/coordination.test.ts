@@ -8,14 +8,20 @@
  * - identify: a named peer, a peer found by its terminal session, several agents of one session
  *   told apart by their own process, ambiguity and strangers answered with null;
  * - the journal: a successor of the same epoch gets the claims and inbox state back, a new epoch
- *   gets the messages as history only, and both journals are readable JSON lines.
+ *   gets the messages as history only, and both journals are readable JSON lines;
+ * - each sender (a peer, the overseer) has its rate: past its burst a message is refused with
+ *   rate_limited and the time to retry, nothing sent; others send on; a mistaken recipient costs
+ *   nothing; after the time named it sends again;
+ * - a successor with a small memory bound restores a long journal: inbox counts, acknowledgements,
+ *   threads and search reach the oldest messages, read back from the journal.
  */
 import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Coordination } from '../../../src/coordination/coordination.js';
+import { Coordination, type MessageLimits } from '../../../src/coordination/coordination.js';
 import { sessionOf } from '../../../src/platform/proc.js';
 import { CapabilityError } from '../../../src/platform/errors.js';
 import { PeerBoard } from '../../../src/peers/board.js';
@@ -30,9 +36,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function open(journalDir: string | null = null, epoch = 'e1', board = new PeerBoard()) {
+const ROOMY: MessageLimits = { memoryBytes: 16 * 1024 * 1024, rate: { perSecond: 1_000, burst: 1_000 } };
+
+async function open(journalDir: string | null = null, epoch = 'e1', board = new PeerBoard(), limits: MessageLimits = ROOMY, now: () => number = Date.now) {
   const notices: PeerNotice[] = [];
-  const coordination = await Coordination.open({ root: ROOT, board, epoch, journalDir, notify: (n) => notices.push(n) });
+  const coordination = await Coordination.open({ root: ROOT, board, epoch, journalDir, notify: (n) => notices.push(n), messageLimits: limits, now });
   cleanups.push(() => coordination.close());
   return { coordination, board, notices };
 }
@@ -149,4 +157,72 @@ describe('Coordination', () => {
     expect(fresh.coordination.claim(p1, claimRequest(['x'])).claim.id).toBe('c3');
     expect(fresh.coordination.send(p1, { to: ['overseer'], body: 'three' }).message.id).toBe('m3');
   });
+
+  it('holds each sender to its rate with rate_limited naming the retry time, sending nothing, and lets others send', async () => {
+    let now = Date.parse('2026-11-30T12:00:00Z');
+    const limits = { memoryBytes: 1_000_000, rate: { perSecond: 4, burst: 3 } };
+    const { coordination, board, notices } = await open(null, 'e1', new PeerBoard(), limits, () => now);
+    const a = board.join(client('a'), 'stdio');
+    const b = board.join(client('b'), 'http');
+    for (let n = 0; n < 3; n += 1) coordination.send(a, { to: [b], body: `burst ${n}` });
+    expect(codeOf(() => coordination.send(a, { to: ['p9'], body: 'mistaken' }))).toMatch(/^not_found/); // costs no token
+    const refused = refusalOf(() => coordination.send(a, { to: [b], body: 'one too many' }));
+    expect(refused).toMatchObject({ code: 'rate_limited', retryAfterMs: 250 });
+    expect(refused.message).toBe('p1 sends messages faster than 4 a second (after a burst of 3): nothing was sent; retry in 250 ms');
+    expect(coordination.inbox(b, { unread: false, limit: 10 }).messages.map((m) => m.body)).toEqual(['burst 0', 'burst 1', 'burst 2']);
+    expect(notices).toHaveLength(3);
+
+    // The overseer is one sender like a peer; neither holds the other back.
+    expect(coordination.send(b, { to: [a], body: 'from b' }).message.id).toBe('m4');
+    for (let n = 0; n < 3; n += 1) coordination.send(null, { to: [a], body: `overseer ${n}` });
+    expect(refusalOf(() => coordination.send(null, { to: [a], body: 'again' })).code).toBe('rate_limited');
+
+    now += 250;
+    expect(coordination.send(a, { to: [b], body: 'after waiting' }).message.body).toBe('after waiting');
+    expect(refusalOf(() => coordination.send(a, { to: [b], body: 'too soon' })).retryAfterMs).toBe(250);
+  });
+
+  it('gives a successor with a small memory bound the whole history back, reading the oldest messages from the journal', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'majordomus-coordination-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const first = await open(dir, 'e1');
+    const a = first.board.join(client('a'), 'stdio');
+    const b = first.board.join(client('b'), 'http');
+    first.coordination.send(a, { to: [b], subject: 'the first', body: 'the oldest names the quarantined falcon' });
+    for (let n = 2; n <= 60; n += 1) first.coordination.send(a, { to: [b], body: `${n} ${'ж'.repeat(2_000)}`, thread: 'm1' });
+    first.coordination.ack(b, ['m2', 'm60']);
+    first.coordination.close();
+    // Lines edited by hand: a message without its fields, and an id out of order; both skipped.
+    appendFileSync(join(dir, 'messages.jsonl'), '{"event":"message","message":null}\n{"event":"message","message":{"id":"m3","thread":"m3","body":"again","to":[],"recipients":[]}}\n');
+
+    const tight = { memoryBytes: 20_000, rate: ROOMY.rate };
+    const successor = await open(dir, 'e1', new PeerBoard({ issuedBefore: 2 }), tight);
+    expect(successor.board.join(client('b'), 'http', b)).toBe(b);
+    const inbox = successor.coordination.inbox(b, { unread: true, limit: 2 });
+    expect([inbox.unread, inbox.messages.map((m) => m.id)]).toEqual([58, ['m58', 'm59']]);
+    expect(successor.coordination.inbox(b, { unread: false, limit: 500 }).messages.slice(0, 3).map((m) => [m.id, m.acknowledged])).toEqual([
+      ['m1', false],
+      ['m2', true],
+      ['m3', false],
+    ]);
+    expect(successor.coordination.thread('m1', 500)).toHaveLength(60);
+    expect(successor.coordination.thread('m1', 1)[0]?.id).toBe('m60');
+    expect((await successor.coordination.search('quarantined FALCON', 5)).map((m) => m.id)).toEqual(['m1']);
+    expect(successor.coordination.ack(b, ['m1'])).toEqual(['m1']);
+    expect(successor.coordination.send(b, { to: ['overseer'], body: 'next' }).message.id).toBe('m61');
+    successor.coordination.close();
+
+    const third = await open(dir, 'e1', new PeerBoard({ issuedBefore: 2 }), tight);
+    expect(third.coordination.inbox(b, { unread: false, limit: 1 }).unread).toBe(57);
+  });
 });
+
+function refusalOf(run: () => unknown): CapabilityError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof CapabilityError) return error;
+    throw error;
+  }
+  throw new Error('not refused');
+}
