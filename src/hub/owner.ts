@@ -8,9 +8,11 @@
  *
  * The lease is the only way other processes find this server, so a live owner keeps it in place:
  * a lease that was deleted (`git clean -xfd`) or overwritten with junk is published again, and a
- * foreign lease whose server is dead is replaced. Only a valid lease naming another live server
- * supersedes this one: it then answers `leaseholder: false`, takes no new sessions and keeps the
- * ones it has.
+ * foreign lease whose server is dead is replaced. Meanwhile the server lock it holds for its
+ * lifetime (src/shared/server-lock.ts) tells a newcomer that it lives, so the newcomer waits for
+ * the lease instead of becoming a second server. Only a valid lease naming another live server
+ * supersedes this one: it then answers `leaseholder: false`, takes no new sessions, keeps the ones
+ * it has and lets go of the lock for the new leaseholder.
  */
 import { log } from '../platform/log.js';
 import { localSession } from '../mcp/local-backend.js';
@@ -31,6 +33,7 @@ import { isLoopbackHost } from '../platform/access.js';
 import { BIND_GRACE_MS, judgeLease, type Predecessor } from '../shared/election.js';
 import { publishLease, readLease, releaseLeaseSync, republishLease, type LeaseDocument } from '../shared/lease.js';
 import type { Checkout } from '../shared/locate.js';
+import { takeServerLock, type ServerLock } from '../shared/server-lock.js';
 import { runtimeSnapshot } from '../threads/snapshot.js';
 
 const LEASE_WATCH_MS = 1_000;
@@ -43,6 +46,8 @@ export interface OwnerOptions {
   port: number;
   /** What the servers this one took over from left behind. */
   predecessor: Predecessor;
+  /** The server lock the election took; null when it took over without it (then taken later). */
+  lock: ServerLock | null;
 }
 
 /** The server cannot start (no port); `loaded` lets the caller serve its client alone. */
@@ -62,7 +67,10 @@ export class CannotShare extends Error {
  * that cannot start as `CannotShare`).
  */
 export async function serveOnLease(options: Omit<OwnerOptions, 'loaded'> & { load: () => Promise<Loaded> }): Promise<Owner> {
-  const release = (): void => void releaseLeaseSync(options.checkout.leasePath, options.lease.token);
+  const release = (): void => {
+    releaseLeaseSync(options.checkout.leasePath, options.lease.token);
+    options.lock?.release();
+  };
   let loaded: Loaded;
   try {
     loaded = await options.load();
@@ -87,6 +95,9 @@ export class Owner {
   readonly #lease: LeaseDocument;
   readonly #checkout: Checkout;
   readonly #boardFile: BoardFile;
+  /** Held for as long as this server may hold the lease (see the module's comment). */
+  #lock: ServerLock | null;
+  #superseded = false;
   #watch: NodeJS.Timeout | null = null;
   /** Watches the layer and builds its next generations (off this thread). */
   #freshness: LayerFreshness | null = null;
@@ -103,6 +114,7 @@ export class Owner {
     this.#lease = options.lease;
     this.#checkout = options.checkout;
     this.#boardFile = boardFile;
+    this.#lock = options.lock;
   }
 
   /** Binds the HTTP projection and publishes the lease; CannotShare when the server cannot start. */
@@ -178,13 +190,12 @@ export class Owner {
     owner.boardChanged(); // the numbering taken over is carried on at once
     if (http.fellBackFrom !== null) log.info(`port ${http.fellBackFrom} is taken; bound ${http.port} instead`);
     lease.url = http.url;
-    if (!(await publishLease(checkout.leasePath, lease))) {
-      await owner.#superseded('the lease was taken over while this server was binding');
-    } else {
-      const watched = owner;
-      owner.#watch = setInterval(() => void watched.#checkLease(), LEASE_WATCH_MS);
-      owner.#watch.unref();
-    }
+    const published = await publishLease(checkout.leasePath, lease);
+    const watched = owner;
+    owner.#watch = setInterval(() => void watched.#checkLease(), LEASE_WATCH_MS);
+    owner.#watch.unref();
+    // Damaged while this server was binding: published again now, unless another live server holds it.
+    if (!published) await owner.#checkLease();
     log.info(`serving ${url} — Swagger UI ${url}/docs · OpenAPI ${url}/openapi.json · API ${url}/api/v1/ · MCP ${url}/mcp`);
     return owner;
   }
@@ -231,9 +242,15 @@ export class Owner {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** Removes the lease if it is still ours; synchronous for the signal path. */
+  /** Removes the lease if it is still ours, then lets go of the lock; synchronous for the signal path. */
   releaseLease(): void {
     releaseLeaseSync(this.#checkout.leasePath, this.#lease.token);
+    this.#releaseLock();
+  }
+
+  #releaseLock(): void {
+    this.#lock?.release();
+    this.#lock = null;
   }
 
   /** Closes the port, the sessions and the pool, then removes the lease. Safe to call twice. */
@@ -317,6 +334,7 @@ export class Owner {
     this.#checking = true;
     try {
       await this.#leaseWrites;
+      if (this.#lock === null && !this.#superseded) await this.#takeLock();
       const path = this.#checkout.leasePath;
       const reading = await readLease(path).catch(() => null);
       if (reading === null || this.#closing) return; // unreadable right now: look again next time
@@ -329,7 +347,7 @@ export class Owner {
       }
       const verdict = await judgeLease(reading, this.#checkout, BIND_GRACE_MS, Date.now());
       if (verdict.kind === 'live') {
-        await this.#superseded(`the lease ${path} names another live server (${verdict.url})`);
+        await this.#supersede(`the lease ${path} names another live server (${verdict.url})`);
       } else if (verdict.kind !== 'binding' && verdict.kind !== 'absent') {
         log.warn(`the lease ${path} is ${verdict.kind} (${verdict.detail}) while this server lives; publishing it again`);
         await this.#writeLease(() => republishLease(path, this.#lease, verdict.raw));
@@ -339,13 +357,25 @@ export class Owner {
     }
   }
 
+  /** An owner elected without the lock (its holder was hung) takes it once it is free. */
+  async #takeLock(): Promise<void> {
+    const attempt = await takeServerLock(this.#checkout.leasePath);
+    if (attempt.kind !== 'taken') return;
+    if (this.#closing || this.#superseded) return attempt.lock.release();
+    this.#lock = attempt.lock;
+    log.info(`holds this checkout's server lock ${attempt.lock.address} now`);
+  }
+
   #stopWatching(): void {
     if (this.#watch) clearInterval(this.#watch);
     this.#watch = null;
   }
 
-  async #superseded(why: string): Promise<void> {
+  async #supersede(why: string): Promise<void> {
+    this.#superseded = true;
     this.#stopWatching();
+    // The lock goes with the lease: the server that holds the lease now takes it.
+    this.#releaseLock();
     log.warn(`superseded: ${why}; keeping the sessions attached here, taking no new ones`);
     await this.#http.setLeaseholder(false);
   }
