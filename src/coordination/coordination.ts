@@ -237,8 +237,15 @@ export class Coordination implements CoordinationAccess {
   }
 
   #restore(claims: ReadonlyArray<Record<string, unknown>>, messages: ReadonlyArray<Record<string, unknown>>): void {
+    // A peer id the journals name, in any lineage, is never issued to another client.
+    let highestPeer = 0;
+    const sawPeer = (id: unknown): void => {
+      highestPeer = Math.max(highestPeer, peerNumber(id));
+    };
     for (const entry of claims) {
       const claim = entry.claim as StoredClaim | undefined;
+      sawPeer(claim?.peer);
+      sawPeer(entry.by);
       if (entry.event === 'claim' && claim && typeof claim.id === 'string') {
         // Numbers stay unique across restarts; only this lineage's claims come back.
         if (entry.epoch === this.#epoch) this.#claims.restore(claim);
@@ -249,11 +256,20 @@ export class Coordination implements CoordinationAccess {
     }
     for (const entry of messages) {
       const message = entry.message as StoredMessage | undefined;
+      sawPeer(message?.from);
+      if (Array.isArray(message?.recipients)) message.recipients.forEach(sawPeer);
+      sawPeer(entry.peer);
       if (entry.event === 'message' && message && typeof message.id === 'string' && Array.isArray(message.recipients)) {
         this.#messages.restore(message);
       } else if (entry.event === 'ack' && entry.epoch === this.#epoch && typeof entry.peer === 'string' && Array.isArray(entry.ids)) {
         this.#messages.restoreAck(entry.peer, entry.ids as string[]);
       }
     }
+    this.#board.reserveIds(highestPeer);
   }
+}
+
+/** The number of a peer id (`p12` → 12); 0 for anything else (the overseer, junk). */
+function peerNumber(id: unknown): number {
+  return typeof id === 'string' && /^p[1-9]\d{0,8}$/.test(id) ? Number(id.slice(1)) : 0;
 }
