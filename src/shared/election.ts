@@ -127,7 +127,7 @@ export async function elect(options: ElectionOptions): Promise<ElectionOutcome> 
     if (attempt.kind === 'held') {
       if (waitingSince === null) {
         waitingSince = now();
-        log.info(`the lease at ${path} is ${describe(verdict)}, but this checkout's server is alive (it holds ${attempt.address}); waiting for it to publish its lease again`);
+        log.info(`the lease at ${path} is ${describe(verdict)}, but this checkout's server is alive (it holds ${attempt.address}); waiting for its lease (${Math.round(patience / 1000)} s at most)`);
       }
       if (now() - waitingSince < patience) {
         await pause();

@@ -260,7 +260,7 @@ describe('elect with the server lock', () => {
     const outcome = await elect({ checkout, version: '0.0.0-test', takeLock: heldElsewhere });
     expect(outcome).toEqual({ role: 'bridge', url, token: doc.token });
     const logged = stderr.mock.calls.map((call) => String(call[0])).join('');
-    expect(logged).toContain("but this checkout's server is alive (it holds @elsewhere); waiting for it to publish its lease again");
+    expect(logged).toContain("but this checkout's server is alive (it holds @elsewhere); waiting for its lease (5 s at most)");
     expect(logged).not.toContain('taking it over');
     expect(readFileSync(checkout.leasePath, 'utf8')).toBe(JSON.stringify(doc));
   });
