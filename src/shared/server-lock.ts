@@ -49,8 +49,9 @@ export function defaultFlavour(platform: NodeJS.Platform = process.platform): Lo
 
 /** The lock's address for the lease at `leasePath` (a real path: one checkout, one name). */
 export function lockAddress(leasePath: string, flavour: LockFlavour, dir = tmpdir()): string {
-  // Hashed: a socket's name is bounded (108 bytes), a checkout's path is not.
-  const name = `majordomus-server-${createHash('sha256').update(leasePath).digest('hex').slice(0, 32)}`;
+  // Hashed: a socket's name is bounded (108 bytes, 104 on macOS, where the temporary directory
+  // alone takes about 50), a checkout's path is not. 96 bits tell one machine's checkouts apart.
+  const name = `majordomus-server-${createHash('sha256').update(leasePath).digest('hex').slice(0, 24)}`;
   if (flavour === 'abstract') return `\0${name}`;
   if (flavour === 'pipe') return `\\\\?\\pipe\\${name}`;
   return join(dir, `${name}.sock`);

@@ -121,7 +121,7 @@ describe('the server lock address', () => {
       expect(Buffer.byteLength(address)).toBeLessThan(108);
       expect(address).not.toContain('checkout');
     }
-    expect(lockAddress(deep, 'abstract')).toMatch(/^\0majordomus-server-[0-9a-f]{32}$/);
+    expect(lockAddress(deep, 'abstract')).toMatch(/^\0majordomus-server-[0-9a-f]{24}$/);
     expect(lockAddress(deep, 'abstract')).not.toBe(lockAddress(deep.replace('checkout', 'other'), 'abstract'));
   });
 });
