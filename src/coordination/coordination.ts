@@ -284,6 +284,8 @@ export class Coordination implements CoordinationAccess {
   #restoreClaims(claims: readonly JournalEntry[]): void {
     for (const entry of claims) {
       const claim = entry.claim as StoredClaim | undefined;
+      this.#sawPeer(claim?.peer);
+      this.#sawPeer(entry.by);
       if (entry.event === 'claim' && claim && typeof claim.id === 'string') {
         // Numbers stay unique across restarts; only this lineage's claims come back.
         if (entry.epoch === this.#epoch) this.#claims.restore(claim);
@@ -296,11 +298,21 @@ export class Coordination implements CoordinationAccess {
 
   /** Puts back one line of the messages' journal; false for a message that could not be filed. */
   #restoreMessageEvent(entry: JournalEntry, line: JournalLine): boolean {
+    const message = entry.message as Partial<StoredMessage> | undefined;
+    this.#sawPeer(message?.from);
+    if (Array.isArray(message?.recipients)) message.recipients.forEach((peer) => this.#sawPeer(peer));
+    this.#sawPeer(entry.peer);
     if (entry.event === 'message') return isStoredMessage(entry.message) && this.#messages.restore(entry.message, line);
     if (entry.event === 'ack' && entry.epoch === this.#epoch && typeof entry.peer === 'string' && Array.isArray(entry.ids)) {
       this.#messages.restoreAck(entry.peer, entry.ids as string[]);
     }
     return true;
+  }
+
+  /** A peer id the journals name, in any lineage, is never issued to another client. */
+  #sawPeer(id: unknown): void {
+    const number = peerNumber(id);
+    if (number > 0) this.#board.reserveIds(number);
   }
 }
 
@@ -309,4 +321,9 @@ function isStoredMessage(value: unknown): value is StoredMessage {
   if (value === null || typeof value !== 'object') return false;
   const message = value as Partial<StoredMessage>;
   return typeof message.id === 'string' && typeof message.thread === 'string' && typeof message.body === 'string' && Array.isArray(message.to) && Array.isArray(message.recipients);
+}
+
+/** The number of a peer id (`p12` → 12); 0 for anything else (the overseer, junk). */
+function peerNumber(id: unknown): number {
+  return typeof id === 'string' && /^p[1-9]\d{0,8}$/.test(id) ? Number(id.slice(1)) : 0;
 }

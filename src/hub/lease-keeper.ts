@@ -1,14 +1,17 @@
 /**
  * The owner's lease, kept in place while it serves. The lease is the only way other processes find
  * the server, so a lease that was deleted (`git clean -xfd`) or overwritten with junk is published
- * again, and a foreign lease whose server is dead is replaced. Only a valid lease naming another
- * live server supersedes this one: the owner is told, and keeps the sessions it has.
+ * again, and a foreign lease whose server is dead is replaced. Meanwhile the server lock held with
+ * it (src/shared/server-lock.ts) tells a newcomer that this server lives, so the newcomer waits for
+ * the lease instead of becoming a second server. Only a valid lease naming another live server
+ * supersedes this one: the owner is told, keeps the sessions it has and lets go of the lock.
  */
 import { errorMessage } from '../platform/errors.js';
 import { log } from '../platform/log.js';
 import { BIND_GRACE_MS, judgeLease } from '../shared/election.js';
 import { publishLease, readLease, releaseLeaseSync, republishLease, type LeaseDocument } from '../shared/lease.js';
 import type { Checkout } from '../shared/locate.js';
+import { takeServerLock, type ServerLock } from '../shared/server-lock.js';
 
 const LEASE_WATCH_MS = 1_000;
 
@@ -16,6 +19,8 @@ export interface LeaseKeeperOptions {
   checkout: Checkout;
   /** The lease this server won (its `url` set once bound). */
   lease: LeaseDocument;
+  /** The server lock the election took; null when it took over without it (then taken later). */
+  lock: ServerLock | null;
   /** Another live server holds the lease: this one takes no new sessions. */
   onSuperseded(): Promise<void>;
 }
@@ -25,22 +30,27 @@ export class LeaseKeeper {
   #watch: NodeJS.Timeout | null = null;
   #stopped = false;
   #checking = false;
+  #wasSuperseded = false;
+  /** Held for as long as this server may hold the lease. */
+  #lock: ServerLock | null;
   /** Lease writes, one at a time. */
   #writes: Promise<unknown> = Promise.resolve();
 
   constructor(options: LeaseKeeperOptions) {
     this.#options = options;
+    this.#lock = options.lock;
   }
 
-  /** Publishes the lease and watches it from then on; superseded at once when another took it while this server bound. */
+  /**
+   * Publishes the lease and watches it from then on. A lease damaged while this server was binding
+   * is published again at once, unless another live server holds it (then this one is superseded).
+   */
   async publish(): Promise<void> {
     const { checkout, lease } = this.#options;
-    if (!(await publishLease(checkout.leasePath, lease))) {
-      await this.#superseded('the lease was taken over while this server was binding');
-      return;
-    }
+    const published = await publishLease(checkout.leasePath, lease);
     this.#watch = setInterval(() => void this.#check(), LEASE_WATCH_MS);
     this.#watch.unref();
+    if (!published) await this.#check();
   }
 
   /** Resolves once the lease writes under way are done. */
@@ -48,9 +58,10 @@ export class LeaseKeeper {
     await this.#writes;
   }
 
-  /** Removes the lease if it is still ours; synchronous for the signal path. */
+  /** Removes the lease if it is still ours, then lets go of the lock; synchronous for the signal path. */
   release(): void {
     releaseLeaseSync(this.#options.checkout.leasePath, this.#options.lease.token);
+    this.#releaseLock();
   }
 
   /** Stops watching: no check acts after this (the server is ending). */
@@ -71,6 +82,7 @@ export class LeaseKeeper {
     this.#checking = true;
     try {
       await this.#writes;
+      if (this.#lock === null && !this.#wasSuperseded) await this.#takeLock();
       const { checkout, lease } = this.#options;
       const path = checkout.leasePath;
       const reading = await readLease(path).catch(() => null);
@@ -94,13 +106,30 @@ export class LeaseKeeper {
     }
   }
 
+  /** An owner elected without the lock (its holder was hung) takes it once it is free. */
+  async #takeLock(): Promise<void> {
+    const attempt = await takeServerLock(this.#options.checkout.leasePath);
+    if (attempt.kind !== 'taken') return;
+    if (this.#stopped || this.#wasSuperseded) return attempt.lock.release();
+    this.#lock = attempt.lock;
+    log.info(`holds this checkout's server lock ${attempt.lock.address} now`);
+  }
+
+  #releaseLock(): void {
+    this.#lock?.release();
+    this.#lock = null;
+  }
+
   #stopWatching(): void {
     if (this.#watch) clearInterval(this.#watch);
     this.#watch = null;
   }
 
   async #superseded(why: string): Promise<void> {
+    this.#wasSuperseded = true;
     this.#stopWatching();
+    // The lock goes with the lease: the server that holds the lease now takes it.
+    this.#releaseLock();
     log.warn(`superseded: ${why}; keeping the sessions attached here, taking no new ones`);
     await this.#options.onSuperseded();
   }

@@ -22,13 +22,15 @@ import type { McpSession } from '../mcp/session.js';
 import type { Loaded } from '../runtime/load.js';
 import { settings } from '../platform/settings.js';
 import { HttpBridge } from '../shared/bridge.js';
-import { elect, type Predecessor } from '../shared/election.js';
+import { elect, type ElectionOutcome } from '../shared/election.js';
 import { LeaseUnavailable, releaseLeaseSync, type LeaseDocument } from '../shared/lease.js';
 import type { Checkout } from '../shared/locate.js';
 import { ClientReplay, safeToResend } from './client-replay.js';
 import type { Owner } from './owner.js';
 
 const MAX_REJOINS = 3;
+
+type Elected = Extract<ElectionOutcome, { role: 'owner' }>;
 
 export interface LinkOptions {
   checkout: Checkout;
@@ -210,7 +212,7 @@ export class ClientLink {
         if (await this.#attach(outcome.url, outcome.token, pending, hint)) return;
         continue;
       }
-      await this.#own(outcome.lease, outcome.predecessor, pending, initial, hint);
+      await this.#own(outcome, pending, initial, hint);
       return;
     }
     this.#mode = { kind: 'failed', why: 'the shared server kept disappearing during the election' };
@@ -232,7 +234,8 @@ export class ClientLink {
     return true;
   }
 
-  async #own(lease: LeaseDocument, predecessor: Predecessor, pending: string | null, initial: boolean, hint: string | null): Promise<void> {
+  async #own(elected: Elected, pending: string | null, initial: boolean, hint: string | null): Promise<void> {
+    const { lease, predecessor, lock } = elected;
     this.#electedLease = lease;
     const { serveOnLease, CannotShare } = await import('./owner.js');
     let owner: Owner;
@@ -241,6 +244,7 @@ export class ClientLink {
         checkout: this.#options.checkout,
         lease,
         predecessor,
+        lock,
         host: this.#options.host,
         port: this.#options.port,
         load: () => this.#load(),

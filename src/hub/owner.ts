@@ -29,6 +29,7 @@ import { isLoopbackHost } from '../platform/access.js';
 import type { Predecessor } from '../shared/election.js';
 import { releaseLeaseSync, type LeaseDocument } from '../shared/lease.js';
 import type { Checkout } from '../shared/locate.js';
+import type { ServerLock } from '../shared/server-lock.js';
 import { runtimeSnapshot } from '../threads/snapshot.js';
 import { LeaseKeeper } from './lease-keeper.js';
 
@@ -40,6 +41,8 @@ export interface OwnerOptions {
   port: number;
   /** What the servers this one took over from left behind. */
   predecessor: Predecessor;
+  /** The server lock the election took; null when it took over without it (then taken later). */
+  lock: ServerLock | null;
 }
 
 /** The server cannot start (no port); `loaded` lets the caller serve its client alone. */
@@ -59,7 +62,10 @@ export class CannotShare extends Error {
  * that cannot start as `CannotShare`).
  */
 export async function serveOnLease(options: Omit<OwnerOptions, 'loaded'> & { load: () => Promise<Loaded> }): Promise<Owner> {
-  const release = (): void => void releaseLeaseSync(options.checkout.leasePath, options.lease.token);
+  const release = (): void => {
+    releaseLeaseSync(options.checkout.leasePath, options.lease.token);
+    options.lock?.release();
+  };
   let loaded: Loaded;
   try {
     loaded = await options.load();
@@ -92,7 +98,7 @@ export class Owner {
     this.runtime = runtime;
     this.#http = http;
     this.#harness = harness;
-    this.#lease = new LeaseKeeper({ checkout: options.checkout, lease: options.lease, onSuperseded: () => http.setLeaseholder(false) });
+    this.#lease = new LeaseKeeper({ checkout: options.checkout, lease: options.lease, lock: options.lock, onSuperseded: () => http.setLeaseholder(false) });
     this.#boardFile = boardFile;
   }
 
@@ -216,7 +222,7 @@ export class Owner {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** Removes the lease if it is still ours; synchronous for the signal path. */
+  /** Removes the lease if it is still ours, then lets go of the lock; synchronous for the signal path. */
   releaseLease(): void {
     this.#lease.release();
   }

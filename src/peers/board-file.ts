@@ -2,9 +2,10 @@
  * The owner's board, saved beside its lease (`board.json`, mode 0600) so that a server taking
  * over from a dead one continues its peer numbering (a bridge that re-attaches finds its old id
  * free) and gives each re-attaching peer back what it announced. The file names the token of the
- * lease it belongs to: a successor reads it only when it took over exactly that lease, so an old
- * file from another server is never restored. Written by the owner alone, whole (temp + rename),
- * after every change, coalesced.
+ * lease it belongs to: a successor restores its lineage (announcements, epoch) only when it took
+ * over exactly that lease, so an old file from another server is never restored — but any server
+ * numbers its peers past what any board says was issued: a peer id is never given to two clients.
+ * Written by the owner alone, whole (temp + rename), after every change, coalesced.
  */
 import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,6 +34,7 @@ export const HANDOFF_WINDOW_MS = 60_000;
 
 /** What a successor takes from a saved board. */
 export interface SavedBoard {
+  /** The highest peer number the saved board issued, whoever saved it: numbering carries on past it. */
   issued: number;
   announcements: Map<string, Announcement>;
   /** The lineage to carry on; null when nothing was taken over. */
@@ -54,7 +56,7 @@ export function boardPathFor(leasePath: string): string {
 
 /**
  * The board saved by the server whose lease carried `token`, or handed off by a server that
- * stopped with peers attached less than a minute ago; nothing otherwise.
+ * stopped with peers attached less than a minute ago; otherwise only how far it numbered.
  */
 export async function loadSavedBoard(path: string, token: string | null, now = Date.now()): Promise<SavedBoard> {
   let text: string;
@@ -76,7 +78,7 @@ export async function loadSavedBoard(path: string, token: string | null, now = D
     return NOTHING_SAVED();
   }
   const handedOff = parsed.data.handed_off_at === undefined ? NaN : now - Date.parse(parsed.data.handed_off_at);
-  if (parsed.data.token !== token && !(handedOff >= 0 && handedOff <= HANDOFF_WINDOW_MS)) return NOTHING_SAVED();
+  if (parsed.data.token !== token && !(handedOff >= 0 && handedOff <= HANDOFF_WINDOW_MS)) return { ...NOTHING_SAVED(), issued: parsed.data.peers_issued };
   return {
     issued: parsed.data.peers_issued,
     announcements: new Map(parsed.data.peers.map((p) => [p.id, p.announcement])),

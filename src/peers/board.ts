@@ -75,6 +75,11 @@ export class PeerBoard implements PeerAccess {
     return this.#next - 1;
   }
 
+  /** Peer numbers any server of this checkout gave out (its journals say so) are never issued again. */
+  reserveIds(highest: number): void {
+    if (Number.isSafeInteger(highest)) this.#next = Math.max(this.#next, highest + 1);
+  }
+
   /**
    * Adds a peer. A `preferred` id (a client that survived a takeover keeps its identity) is
    * granted when it is well-formed and free; otherwise the next fresh id is issued. Only a holder

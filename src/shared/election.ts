@@ -7,15 +7,27 @@
  * - stale (the server does not answer, or its process is gone), corrupt (not a lease document),
  *   empty or abandoned (no URL past the bind grace) → say what was found and take it over.
  *
+ * What the lease holds cannot prove that no server lives: it may have been deleted or overwritten
+ * a moment ago. Only the server lock can (server-lock.ts): a process takes it before it takes the
+ * lease, and one that finds it held waits for the live server's lease instead of becoming a
+ * second server — for a while: a holder that publishes nothing (hung) is taken over as before.
+ *
  * Whatever the file holds, the election ends within its deadline (invariant 6).
  */
 import { log } from '../platform/log.js';
 import { createLease, LeaseUnavailable, newLeaseDocument, readLease, removeLeaseIfUnchanged, type LeaseDocument, type LeaseReading } from './lease.js';
 import type { Checkout } from './locate.js';
 import { probe } from './probe.js';
+import type { LockAttempt, ServerLock } from './server-lock.js';
 
 export const ELECTION_DEADLINE_MS = 20_000;
 export const BIND_GRACE_MS = 15_000;
+/**
+ * How long a process that found the lease dead but the server lock held waits for the holder's
+ * lease. A live owner publishes it again within a second or two (it checks its lease every
+ * second); one that has not after this is hung, and is taken over as if the lock were free.
+ */
+export const LIVE_SERVER_WAIT_MS = 5_000;
 const BINDING_POLL_MS = 100;
 
 /** What an owner inherits from the server whose lease it took over. */
@@ -25,7 +37,8 @@ export interface Predecessor {
 }
 
 export type ElectionOutcome =
-  | { role: 'owner'; lease: LeaseDocument; predecessor: Predecessor }
+  /** `lock`: the server lock, held for the owner's lifetime; null when taken over without it. */
+  | { role: 'owner'; lease: LeaseDocument; predecessor: Predecessor; lock: ServerLock | null }
   /** `token`: the live server's bearer token, read from its 0600 lease. */
   | { role: 'bridge'; url: string; token: string };
 
@@ -41,7 +54,10 @@ export interface ElectionOptions {
   version?: string;
   deadlineMs?: number;
   bindGraceMs?: number;
+  liveServerWaitMs?: number;
   now?: () => number;
+  /** Takes the server lock (tests give another flavour or a held one). */
+  takeLock?: (leasePath: string) => Promise<LockAttempt>;
 }
 
 function processIsGone(pid: number): boolean {
@@ -88,36 +104,66 @@ export async function elect(options: ElectionOptions): Promise<ElectionOutcome> 
   const now = options.now ?? Date.now;
   const deadline = now() + (options.deadlineMs ?? ELECTION_DEADLINE_MS);
   const grace = options.bindGraceMs ?? BIND_GRACE_MS;
+  const patience = options.liveServerWaitMs ?? LIVE_SERVER_WAIT_MS;
   const path = options.checkout.leasePath;
   const predecessor: Predecessor = { token: null };
   let verified = false;
+  /** Since when a live holder of the server lock has been waited for. */
+  let waitingSince: number | null = null;
   // The lease is read first: a bridge finds its live server without writing anything (and without
-  // the git call that guards writing).
+  // the git call that guards writing, or the lock).
   while (now() < deadline) {
     const verdict = await judgeLease(await readLease(path), options.checkout, grace, now());
-    switch (verdict.kind) {
-      case 'absent': {
-        // Nothing is written below local.path before it is known to be a real, untracked directory
-        // (loaded here: a bridge never needs it, nor the git it runs).
-        if (!verified) await (await import('../layer/local-half.js')).verifyLocalHalf(options.checkout.root, options.checkout.localPath);
-        verified = true;
-        const version = options.version ?? (await import('../platform/version.js')).VERSION;
-        const doc = await newLeaseDocument(options.checkout.root, version, options.checkout.manifestFingerprint);
-        if (await createLease(path, doc)) return { role: 'owner', lease: doc, predecessor };
+    if (verdict.kind === 'live') return { role: 'bridge', url: verdict.url, token: verdict.token };
+    if (verdict.kind === 'binding') {
+      await pause();
+      continue;
+    }
+    // Nothing is written below local.path before it is known to be a real, untracked directory
+    // (loaded here: a bridge never needs it, nor the git it runs).
+    if (!verified) await (await import('../layer/local-half.js')).verifyLocalHalf(options.checkout.root, options.checkout.localPath);
+    verified = true;
+    const attempt = await (options.takeLock ?? (await import('./server-lock.js')).takeServerLock)(path);
+    if (attempt.kind === 'held') {
+      if (waitingSince === null) {
+        waitingSince = now();
+        log.info(`the lease at ${path} is ${describe(verdict)}, but this checkout's server is alive (it holds ${attempt.address}); waiting for its lease (${Math.round(patience / 1000)} s at most)`);
+      }
+      if (now() - waitingSince < patience) {
+        await pause();
         continue;
       }
-      case 'live':
-        return { role: 'bridge', url: verdict.url, token: verdict.token };
-      case 'binding':
-        await new Promise((resolve) => setTimeout(resolve, BINDING_POLL_MS));
-        continue;
-      default:
+      log.warn(`this checkout's server holds ${attempt.address} but published no lease within ${Math.round(patience / 1000)} s; taking over without the lock`);
+    }
+    if (attempt.kind === 'unavailable') log.debug(`cannot use the server lock (${attempt.why}); electing without it`);
+    const lock = attempt.kind === 'taken' ? attempt.lock : null;
+    let owned = false;
+    try {
+      if (verdict.kind !== 'absent') {
         log.info(`found a ${verdict.kind} lease at ${path} (${verdict.detail}); taking it over`);
         // The dead server's token names its saved board, whoever removes its lease: two bridges
         // that race to take over both know whose state they carry on.
         if (verdict.previous) predecessor.token = verdict.previous.token;
-        await removeLeaseIfUnchanged(path, verdict.raw);
+        if (!(await removeLeaseIfUnchanged(path, verdict.raw))) continue;
+      }
+      const version = options.version ?? (await import('../platform/version.js')).VERSION;
+      const doc = await newLeaseDocument(options.checkout.root, version, options.checkout.manifestFingerprint);
+      if (!(await createLease(path, doc))) continue;
+      owned = true;
+      return { role: 'owner', lease: doc, predecessor, lock };
+    } finally {
+      // Whoever created the lease instead is judged next; the lock is not ours to keep meanwhile.
+      if (!owned) lock?.release();
     }
   }
   throw new LeaseUnavailable(`no server could be elected within ${Math.round((options.deadlineMs ?? ELECTION_DEADLINE_MS) / 1000)} s (lease ${path})`);
+}
+
+function pause(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, BINDING_POLL_MS));
+}
+
+/** What a lease that names no live server is, in a few words. */
+function describe(verdict: Exclude<Verdict, { kind: 'live' | 'binding' }>): string {
+  return verdict.kind === 'absent' ? 'gone' : `${verdict.kind} (${verdict.detail})`;
 }

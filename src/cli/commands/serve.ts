@@ -42,11 +42,11 @@ async function startOwner(
     log.info(`a server already serves this checkout: ${outcome.url} (Swagger UI ${outcome.url}/docs)`);
     return null;
   }
-  const { lease, predecessor } = outcome;
+  const { lease, predecessor, lock } = outcome;
   holding(lease.token);
   const [{ loadServing }, { serveOnLease, CannotShare }] = await Promise.all([import('../../runtime/load.js'), import('../../hub/owner.js')]);
   try {
-    return await serveOnLease({ checkout, lease, predecessor, host, port, load: () => loadServing(args.global, process.cwd()) });
+    return await serveOnLease({ checkout, lease, predecessor, lock, host, port, load: () => loadServing(args.global, process.cwd()) });
   } catch (error) {
     holding(null);
     if (error instanceof CannotShare) throw new MajordomusError('MAJ_PORT_UNAVAILABLE', error.message);

@@ -8,7 +8,8 @@
  * - identify: a named peer, a peer found by its terminal session, several agents of one session
  *   told apart by their own process, ambiguity and strangers answered with null;
  * - the journal: a successor of the same epoch gets the claims and inbox state back, a new epoch
- *   gets the messages as history only, and both journals are readable JSON lines;
+ *   gets the messages as history only, and both journals are readable JSON lines; whatever the
+ *   epoch, a server numbers its peers past every peer id the journals name;
  * - each sender (a peer, the overseer) has its rate: past its burst a message is refused with
  *   rate_limited and the time to retry, nothing sent; others send on; a mistaken recipient costs
  *   nothing; after the time named it sends again;
@@ -214,6 +215,24 @@ describe('Coordination', () => {
 
     const third = await open(dir, 'e1', new PeerBoard({ issuedBefore: 2 }), tight);
     expect(third.coordination.inbox(b, { unread: false, limit: 1 }).unread).toBe(57);
+  });
+
+  it('numbers its peers past every peer id the journals name, in any lineage', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'majordomus-coordination-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const first = await open(dir, 'e1', new PeerBoard({ issuedBefore: 4 }));
+    const claimer = first.board.join(client('claimer'), 'stdio');
+    const reader = first.board.join(client('reader'), 'http');
+    const writer = first.board.join(client('writer'), 'http');
+    first.coordination.claim(claimer, claimRequest(['src']));
+    first.coordination.send(writer, { to: [reader], body: 'hello' });
+    first.coordination.close();
+    expect([claimer, reader, writer]).toEqual(['p5', 'p6', 'p7']);
+
+    // Another lineage (a fresh server, or a second one that did not take this one's lease over).
+    const fresh = await open(dir, 'e2');
+    expect(fresh.board.join(client('newcomer'), 'stdio')).toBe('p8');
+    expect(fresh.coordination.claims()).toEqual([]);
   });
 });
 

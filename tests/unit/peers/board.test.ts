@@ -6,8 +6,9 @@
  * - overlaps: equal paths, one containing the other on a `/` boundary (`src` and `src/a`), never
  *   a mere prefix (`src` and `srcx`), and never with oneself;
  * - last_seen_seconds_ago follows the clock;
- * - numbering continues after `issuedBefore` (the peers of a server taken over), and `issued`
- *   reports the highest number given out;
+ * - numbering continues after `issuedBefore` (the peers of a server taken over) and past ids
+ *   reserved later (the journals' peers), never moving back; `issued` reports the highest
+ *   number given out;
  * - a preferred id that is well-formed and free is granted and later fresh ids skip past it; a
  *   taken or malformed one gets a fresh id.
  */
@@ -79,6 +80,15 @@ describe('PeerBoard', () => {
     const board = new PeerBoard({ issuedBefore: 4 });
     expect(board.issued).toBe(4);
     expect([board.join(client('a'), 'stdio'), board.join(client('b'), 'http')]).toEqual(['p5', 'p6']);
+  });
+
+  it('issues fresh ids past reserved ones, never moving the numbering back', () => {
+    const board = new PeerBoard({ issuedBefore: 2 });
+    board.reserveIds(7);
+    expect(board.join(client('a'), 'stdio')).toBe('p8');
+    board.reserveIds(3);
+    expect(board.join(client('b'), 'http')).toBe('p9');
+    expect(board.issued).toBe(9);
   });
 
   it('reports the highest peer number issued, also after peers leave', () => {

@@ -6,11 +6,15 @@
  *   process and abandoned past the grace; a document whose URL does not answer is stale; one whose
  *   server names majordomus, this checkout and the lease is live; a server of another checkout or
  *   one that no longer holds the lease is stale; the token of a lease taken over is carried on;
- * - elect: wins an empty directory as owner; attaches to a live server as a bridge; takes over a
- *   corrupt lease and says so on stderr; continues the peer numbers of a dead server and writes
- *   them into its own lease; gives up with LeaseUnavailable when a lease stays binding past the
- *   deadline, and leaves that lease alone; refuses a local half that is a symbolic link before
- *   writing anything (MAJ_MANIFEST_INVALID), leaving the link's target empty.
+ * - elect: wins an empty directory as owner, holding the server lock; attaches to a live server
+ *   as a bridge; takes over a corrupt lease and says so on stderr; continues the peer numbers of
+ *   a dead server and writes them into its own lease; gives up with LeaseUnavailable when a lease
+ *   stays binding past the deadline, and leaves that lease alone; refuses a local half that is a
+ *   symbolic link before writing anything (MAJ_MANIFEST_INVALID), leaving the link's target empty;
+ * - the server lock: a process that finds the lease deleted or corrupt while the lock is held
+ *   waits for the holder's lease and bridges to it, writing nothing; a holder that publishes no
+ *   lease within the wait is taken over without the lock, saying so; a lock taken for a lease
+ *   that another process created meanwhile is let go.
  */
 import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,9 +24,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MajordomusError } from '../../../src/platform/errors.js';
-import { elect, judgeLease } from '../../../src/shared/election.js';
+import { elect, judgeLease, type ElectionOutcome } from '../../../src/shared/election.js';
 import { LEASE_SCHEMA, LeaseUnavailable, readLease, type LeaseDocument, type LeaseReading } from '../../../src/shared/lease.js';
 import type { Checkout } from '../../../src/shared/locate.js';
+import { takeServerLock, type LockAttempt, type ServerLock } from '../../../src/shared/server-lock.js';
 
 /** Above any kernel's pid_max (2^22), so no process can have it. */
 const DEAD_PID = 4_194_304 + 17;
@@ -32,6 +37,13 @@ const T0 = Date.parse('2025-06-01T12:00:00Z');
 let dir: string;
 let checkout: Checkout;
 const servers: Server[] = [];
+const locks: ServerLock[] = [];
+
+/** The outcome, its lock let go after the test. */
+function keeping(outcome: ElectionOutcome): ElectionOutcome {
+  if (outcome.role === 'owner' && outcome.lock) locks.push(outcome.lock);
+  return outcome;
+}
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'majordomus-election-'));
@@ -40,6 +52,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   vi.restoreAllMocks();
+  for (const lock of locks.splice(0)) lock.release();
   await Promise.all(
     servers.splice(0).map(
       (server) =>
@@ -165,12 +178,15 @@ describe('judgeLease', () => {
 
 describe('elect', () => {
   it('wins an empty directory and becomes the owner of a fresh lease', async () => {
-    const outcome = await elect({ checkout, version: '0.0.0-test' });
+    const outcome = keeping(await elect({ checkout, version: '0.0.0-test' }));
     expect(outcome.role).toBe('owner');
     if (outcome.role !== 'owner') return;
     expect(outcome.predecessor).toEqual({ token: null });
     expect(outcome.lease).toMatchObject({ schema: LEASE_SCHEMA, pid: process.pid, root: dir, url: null, version: '0.0.0-test', manifest: '1:2:3:4:5' });
     expect(JSON.parse(readFileSync(checkout.leasePath, 'utf8'))).toEqual(outcome.lease);
+    // It holds the server lock: the next attempt finds it held.
+    expect(outcome.lock).not.toBeNull();
+    expect((await takeServerLock(checkout.leasePath)).kind).toBe('held');
   });
 
   it('attaches as a bridge to the live server named by the lease', async () => {
@@ -185,7 +201,7 @@ describe('elect', () => {
   it('takes over a corrupt lease and names what it found on stderr', async () => {
     writeLease('this is not a lease');
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    const outcome = await elect({ checkout, version: '0.0.0-test' });
+    const outcome = keeping(await elect({ checkout, version: '0.0.0-test' }));
     expect(outcome.role).toBe('owner');
     const logged = stderr.mock.calls.map((call) => String(call[0])).join('');
     expect(logged).toContain(`found a corrupt lease at ${checkout.leasePath} (not JSON); taking it over`);
@@ -198,7 +214,7 @@ describe('elect', () => {
     const dead = leaseDoc({ url, pid: DEAD_PID });
     writeLease(JSON.stringify(dead));
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    const outcome = await elect({ checkout, version: '0.0.0-test' });
+    const outcome = keeping(await elect({ checkout, version: '0.0.0-test' }));
     expect(outcome).toMatchObject({ role: 'owner', predecessor: { token: dead.token } });
     const reading = await readLease(checkout.leasePath);
     expect(reading.state === 'document' && reading.doc.token).toBe(outcome.role === 'owner' && outcome.lease.token);
@@ -224,5 +240,57 @@ describe('elect', () => {
     expect((refusal as MajordomusError).code).toBe('MAJ_MANIFEST_INVALID');
     expect((refusal as MajordomusError).message).toContain('local.path: local is a symbolic link');
     expect(readdirSync(elsewhere)).toEqual([]);
+  });
+});
+
+describe('elect with the server lock', () => {
+  /** A lock some other live process holds. */
+  const heldElsewhere = async (): Promise<LockAttempt> => ({ kind: 'held', address: '@elsewhere' });
+
+  it.each([
+    ['deleted', () => undefined],
+    ['overwritten with junk', () => writeLease('\u0000junk')],
+  ])('waits for a live holder to publish its lease again when the lease is %s, then bridges to it', async (_what, damage) => {
+    const url = await rootServer({ name: 'majordomus', leaseholder: true });
+    const doc = leaseDoc({ url });
+    damage();
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    // The holder publishes its lease again a moment later (as a live owner does within a second).
+    setTimeout(() => writeLease(JSON.stringify(doc)), 400);
+    const outcome = await elect({ checkout, version: '0.0.0-test', takeLock: heldElsewhere });
+    expect(outcome).toEqual({ role: 'bridge', url, token: doc.token });
+    const logged = stderr.mock.calls.map((call) => String(call[0])).join('');
+    expect(logged).toContain("but this checkout's server is alive (it holds @elsewhere); waiting for its lease (5 s at most)");
+    expect(logged).not.toContain('taking it over');
+    expect(readFileSync(checkout.leasePath, 'utf8')).toBe(JSON.stringify(doc));
+  });
+
+  it('takes over without the lock, saying so, when its holder publishes no lease within the wait', async () => {
+    writeLease('{junk');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const outcome = keeping(await elect({ checkout, version: '0.0.0-test', takeLock: heldElsewhere, liveServerWaitMs: 300 }));
+    expect(outcome).toMatchObject({ role: 'owner', lock: null });
+    const logged = stderr.mock.calls.map((call) => String(call[0])).join('');
+    expect(logged).toContain('this checkout\'s server holds @elsewhere but published no lease within 0 s; taking over without the lock');
+    expect(logged).toContain(`found a corrupt lease at ${checkout.leasePath} (not JSON); taking it over`);
+  });
+
+  it('lets go of the lock it took when another process created its lease meanwhile, and bridges to it', async () => {
+    const url = await rootServer({ name: 'majordomus', leaseholder: true });
+    const theirs = leaseDoc({ url });
+    let released = 0;
+    const takeLock = async (path: string): Promise<LockAttempt> => {
+      const attempt = await takeServerLock(path);
+      if (attempt.kind !== 'taken') return attempt;
+      locks.push(attempt.lock);
+      // Another process (one that took over without the lock) creates its lease right now.
+      writeLease(JSON.stringify(theirs));
+      return { kind: 'taken', lock: { address: attempt.lock.address, release: () => ((released += 1), attempt.lock.release()) } };
+    };
+    expect(await elect({ checkout, version: '0.0.0-test', takeLock })).toEqual({ role: 'bridge', url, token: theirs.token });
+    expect(released).toBe(1);
+    const again = await takeServerLock(checkout.leasePath);
+    if (again.kind === 'taken') locks.push(again.lock);
+    expect(again.kind).toBe('taken');
   });
 });
