@@ -9,21 +9,22 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import type { LayerView } from '../layer/view.js';
 import type { CallContext } from '../platform/call.js';
-import { agentEnvironment, type ChildEnv } from '../platform/child-env.js';
+import type { ChildEnv } from '../platform/child-env.js';
 import { processGroupOf, startTicksOf } from '../platform/proc.js';
 import { harnessPolicy, nominatedProfile, profilesOf, type HarnessPolicy, type Profile } from './profiles.js';
 import { groupAlive, isAlive, KILL_GRACE_MS, launch, resolveCommand, signalGroup, stopGroup } from './process.js';
-import { promptOf, resolveCwd, redactArgv, type PromptInput } from './prepare.js';
+import { childPath, prepareTurn, promptOf, resolveCwd, type Prepared, type PromptInput } from './prepare.js';
 import type { KillAnswer, LaunchAnswer, ProfileList, ReadAnswer, ResourceAnswer, SendAnswer, SessionList, SessionStatus } from './schemas.js';
 import { SessionStore, type LaunchRecord, type SessionRecord, type TurnDone, type TurnStatus } from './store.js';
 import { decodeCursor, encodeCursor, readTranscript, tailLines, TranscriptWriter } from './transcript.js';
 import { HarnessRefusal, type AgentName } from './types.js';
 import { adapterFor } from './vendors/index.js';
 import type { TurnParser } from './vendors/adapter.js';
+import { endedTurn, launchSettings, STDERR_TAIL, type Session, type SessionTurns, type Turn } from './session.js';
 import { floorOfLayer } from '../floor/policy.js';
 import type { Floor } from '../floor/rules.js';
 import { checkMode } from './modes.js';
@@ -32,62 +33,9 @@ import { checkMode } from './modes.js';
 export const READ_CAP_BYTES = 60_000;
 /** `text` of a result is capped at this many characters. */
 const TEXT_CAP = 4_000;
-/** The stderr a read shows: its last characters. */
-const STDERR_TAIL = 2_000;
 const DEFAULT_WAIT_SECONDS = 120;
 /** How long a finished turn may take to release its pipes once its leader exited. */
 const PIPE_CLOSE_GRACE_MS = 2_000;
-
-/** A session's turns as the task board reads them (src/tasks/). */
-export interface SessionTurns {
-  session: string;
-  profile: string;
-  agent: AgentName;
-  /** Who spawned it (a peer id), when a peer did. */
-  spawnedBy: string | null;
-  turns: Array<{ turn: number; status: TurnStatus; done: TurnDone | null; transcript: string }>;
-  /** A turn (a send or a steer) is being started. */
-  launching: boolean;
-}
-
-
-interface Turn {
-  turn: number;
-  status: TurnStatus;
-  startedAt: string;
-  done: TurnDone | null;
-  /** Wakes followers: a line was written, or the turn ended. */
-  readonly listeners: Set<() => void>;
-  pid: number | null;
-  pgid: number | null;
-  parser: TurnParser | null;
-  /** Set when we stop the turn: how it is to be recorded. */
-  stopping: 'killed' | 'steered' | null;
-  ended: Promise<void>;
-  stderrTail: string;
-  promptBytes: number;
-}
-
-/** A turn ready to launch. */
-interface Prepared {
-  command: string;
-  args: string[];
-  stdin: string | null;
-  cwd: string;
-  env: ChildEnv;
-  /** What sessionInfo shows. */
-  argv: string[];
-  envNames: string[];
-}
-
-interface Session {
-  record: SessionRecord;
-  turns: Turn[];
-  /** A send (or a steer) of this session is starting its turn. */
-  launching: 'send' | 'steer' | null;
-  argv: string[];
-  envNames: string[];
-}
 
 export interface HarnessOptions {
   root: string;
@@ -197,7 +145,7 @@ export class Harness {
           await this.#store.writeDone(record.session, outcome);
           lost += 1;
         }
-        turns.push(this.#endedTurn(outcome));
+        turns.push(endedTurn(outcome));
       }
       if (turns.length === 0) continue;
       record.ownerPid = process.pid;
@@ -260,9 +208,11 @@ export class Harness {
     const launchRecord: LaunchRecord = {
       cwd: input.cwd ?? profile.cwd ?? '',
       args: [...(profile.args ?? []), ...(input.args ?? [])],
-      ...pick('model', withConfig.model ?? profile.model),
-      ...pick('effort', withConfig.effort ?? profile.effort),
-      ...pick('mode', input.mode ?? withConfig.mode ?? profile.mode),
+      ...launchSettings({
+        model: withConfig.model ?? profile.model,
+        effort: withConfig.effort ?? profile.effort,
+        mode: input.mode ?? withConfig.mode ?? profile.mode,
+      }),
     };
     const prompt = await promptOf(this.#options.root, this.#floor, input);
     const session = randomUUID();
@@ -355,7 +305,7 @@ export class Harness {
     const entry = this.#session(input.session);
     const turn = input.turn === undefined ? (entry.turns.at(-1) as Turn) : entry.turns.find((t) => t.turn === input.turn);
     if (turn === undefined) throw new HarnessRefusal(`session ${input.session} has no turn ${input.turn}; it has turns 1 to ${entry.turns.length}`);
-    const transcriptBytes = await fileSize(this.#store.transcriptPath(entry.record.session, turn.turn));
+    const transcriptBytes = await this.#store.transcriptSize(entry.record.session, turn.turn);
     return {
       session: entry.record.session,
       status: turn.status,
@@ -502,16 +452,11 @@ export class Harness {
     try {
       const cwd = resolveCwd(this.#options.root, profile.cwd ?? '');
       const command = profile.command ?? adapterFor(profile.agent).defaultCommand;
-      if (resolveCommand(command, cwd, this.#childPath(profile)) === null) return `the ${profile.agent} CLI "${command}" was not found (install it, or set command in the profile)`;
+      if (resolveCommand(command, cwd, childPath(profile, this.#options.env)) === null) return `the ${profile.agent} CLI "${command}" was not found (install it, or set command in the profile)`;
       return null;
     } catch (error) {
       return error instanceof Error ? error.message : String(error);
     }
-  }
-
-  /** The PATH an agent of `profile` runs with, where its command is looked up. */
-  #childPath(profile: Profile): string {
-    return agentEnvironment({ depth: 0 }, profile.env, this.#options.env).env.PATH ?? '';
   }
 
   #sameProcess(record: SessionRecord): boolean {
@@ -522,30 +467,7 @@ export class Harness {
   }
 
   async #prepare(record: SessionRecord, profile: Profile, prompt: string, resumeId: string | null, depth: number): Promise<Prepared> {
-    const adapter = adapterFor(record.agent);
-    const cwd = resolveCwd(this.#options.root, record.launch.cwd);
-    const commandName = profile.command ?? adapter.defaultCommand;
-    const command = resolveCommand(commandName, cwd, this.#childPath(profile));
-    if (command === null) {
-      throw new HarnessRefusal(`cannot start ${record.agent}: "${commandName}" was not found${commandName.includes('/') ? '' : ' on PATH'}; install the ${record.agent} CLI or set command in profile "${profile.id}"`);
-    }
-    const invocation = adapter.invocation({ prompt, cwd, args: record.launch.args, ...pick('model', record.launch.model), ...pick('effort', record.launch.effort), ...pick('mode', record.launch.mode) }, resumeId);
-    // A default command may be a script that needs its interpreter's arguments first (the executor).
-    const leading = profile.command === undefined ? [...(adapter.defaultCommandArgs ?? [])] : [];
-    // Its depth; an executor also its task (the session) and where it keeps its conversation.
-    const executor = record.agent === 'executor' ? { taskId: record.session, stateDir: this.#store.sessionDir(record.session) } : {};
-    const { env, names } = agentEnvironment({ depth: depth + 1, ...executor }, profile.env, this.#options.env);
-    // The vendor's session id and a prompt passed as an argument are never shown.
-    const shown = invocation.args.map((arg, i) => (invocation.hidden.includes(i) ? (arg === prompt ? '<prompt>' : '<hidden>') : arg));
-    return {
-      command,
-      args: [...leading, ...invocation.args],
-      stdin: invocation.stdin,
-      cwd,
-      env,
-      argv: redactArgv([commandName, ...leading, ...shown], adapter.secretFlags ?? []),
-      envNames: names,
-    };
+    return prepareTurn({ root: this.#options.root, store: this.#store, env: this.#options.env }, record, profile, prompt, resumeId, depth);
   }
 
   async #startTurn(entry: Session, prepared: Prepared, prompt: string): Promise<Turn> {
@@ -674,23 +596,6 @@ export class Harness {
     }
   }
 
-  #endedTurn(done: TurnDone): Turn {
-    return {
-      turn: done.turn,
-      status: done.status,
-      startedAt: done.startedAt,
-      done,
-      listeners: new Set(),
-      pid: null,
-      pgid: null,
-      parser: null,
-      stopping: null,
-      ended: Promise.resolve(),
-      stderrTail: '',
-      promptBytes: 0,
-    };
-  }
-
   async #launchAnswer(entry: Session, turn: Turn, input: LaunchInput, call: CallContext): Promise<LaunchAnswer> {
     let timedOut = false;
     let position = { t: turn.turn, o: 0 };
@@ -725,9 +630,7 @@ export class Harness {
     return {
       profile: record.profile,
       agent: record.agent,
-      ...pick('model', record.launch.model),
-      ...pick('effort', record.launch.effort),
-      ...pick('mode', record.launch.mode),
+      ...launchSettings(record.launch),
       cwd: record.launch.cwd === '' ? '.' : record.launch.cwd,
       startedAt: record.createdAt,
       turnStartedAt: turn.startedAt,
@@ -753,7 +656,7 @@ export class Harness {
       const turn = entry.turns.find((t) => t.turn === at.t);
       const later = entry.turns.find((t) => t.turn > at.t);
       if (budget <= 0 || turn?.status === 'running' || later === undefined) return { lines, position: at };
-      if (at.o < (await fileSize(path))) return { lines, position: at };
+      if (at.o < (await this.#store.transcriptSize(entry.record.session, at.t))) return { lines, position: at };
       at = { t: later.turn, o: 0 };
     }
   }
@@ -761,7 +664,7 @@ export class Harness {
   async #allRead(entry: Session, position: { t: number; o: number }): Promise<boolean> {
     const last = entry.turns.at(-1) as Turn;
     if (last.status === 'running' || position.t !== last.turn) return false;
-    return position.o >= (await fileSize(this.#store.transcriptPath(entry.record.session, last.turn)));
+    return position.o >= (await this.#store.transcriptSize(entry.record.session, last.turn));
   }
 
   /**
@@ -824,20 +727,8 @@ export class Harness {
   }
 }
 
-function pick<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
-}
-
 function deadlineOf(seconds: number | undefined): number {
   return Date.now() + (seconds ?? DEFAULT_WAIT_SECONDS) * 1000;
-}
-
-async function fileSize(path: string): Promise<number> {
-  try {
-    return (await stat(path)).size;
-  } catch {
-    return 0;
-  }
 }
 
 /** `/result`: the answer, or why there is none. */
@@ -851,4 +742,4 @@ function resultText(turn: Turn): string {
   return `error: exited with code ${done.exitCode ?? 'none'} and no answer`;
 }
 
-export type { AgentName };
+export type { AgentName, SessionTurns };
