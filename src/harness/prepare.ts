@@ -1,14 +1,20 @@
 /**
  * What a turn is launched with, checked before anything starts: the prompt (given, or read from a
- * file inside the checkout), the working directory (inside the checkout, never outside), and the
- * argv as a caller may see it (secret-looking values redacted).
+ * file inside the checkout), the working directory (inside the checkout, never outside), the
+ * command and its environment, and the argv as a caller may see it (secret-looking values redacted).
  */
 import { statSync } from 'node:fs';
 import { readForModel } from '../floor/egress.js';
 import type { Floor } from '../floor/rules.js';
+import { agentEnvironment, type ChildEnv } from '../platform/child-env.js';
 import { CapabilityError } from '../platform/errors.js';
 import { ConfineError, realExistingInside, resolveInside } from '../platform/confine.js';
+import { resolveCommand } from './process.js';
+import type { Profile } from './profiles.js';
+import { launchSettings } from './session.js';
+import type { SessionRecord, SessionStore } from './store.js';
 import { HarnessRefusal } from './types.js';
+import { adapterFor } from './vendors/index.js';
 
 /** The largest prompt accepted, given or read from a file. */
 export const MAX_PROMPT_BYTES = 1024 * 1024;
@@ -79,4 +85,60 @@ export function redactArgv(argv: readonly string[], extraFlags: readonly string[
     }
   }
   return out;
+}
+
+/** A turn ready to launch. */
+export interface Prepared {
+  command: string;
+  args: string[];
+  stdin: string | null;
+  cwd: string;
+  env: ChildEnv;
+  /** What sessionInfo shows. */
+  argv: string[];
+  envNames: string[];
+}
+
+/** Where a turn is prepared: the checkout, the session files, what agents inherit. */
+export interface PrepareContext {
+  root: string;
+  store: SessionStore;
+  /** What agents inherit before src/platform/child-env.ts takes out the role variables (undefined: this process's environment). */
+  env: ChildEnv | undefined;
+}
+
+/**
+ * The command, arguments, stdin, cwd and environment of a turn of `record` (resuming the vendor's
+ * `resumeId` when there is one), refused when the profile's command is not found.
+ */
+export function prepareTurn(context: PrepareContext, record: SessionRecord, profile: Profile, prompt: string, resumeId: string | null, depth: number): Prepared {
+  const adapter = adapterFor(record.agent);
+  const cwd = resolveCwd(context.root, record.launch.cwd);
+  const commandName = profile.command ?? adapter.defaultCommand;
+  const command = resolveCommand(commandName, cwd, childPath(profile, context.env));
+  if (command === null) {
+    throw new HarnessRefusal(`cannot start ${record.agent}: "${commandName}" was not found${commandName.includes('/') ? '' : ' on PATH'}; install the ${record.agent} CLI or set command in profile "${profile.id}"`);
+  }
+  const invocation = adapter.invocation({ prompt, cwd, args: record.launch.args, ...launchSettings(record.launch) }, resumeId);
+  // A default command may be a script that needs its interpreter's arguments first (the executor).
+  const leading = profile.command === undefined ? [...(adapter.defaultCommandArgs ?? [])] : [];
+  // Its depth; an executor also its task (the session) and where it keeps its conversation.
+  const executor = record.agent === 'executor' ? { taskId: record.session, stateDir: context.store.sessionDir(record.session) } : {};
+  const { env, names } = agentEnvironment({ depth: depth + 1, ...executor }, profile.env, context.env);
+  // The vendor's session id and a prompt passed as an argument are never shown.
+  const shown = invocation.args.map((arg, i) => (invocation.hidden.includes(i) ? (arg === prompt ? '<prompt>' : '<hidden>') : arg));
+  return {
+    command,
+    args: [...leading, ...invocation.args],
+    stdin: invocation.stdin,
+    cwd,
+    env,
+    argv: redactArgv([commandName, ...leading, ...shown], adapter.secretFlags ?? []),
+    envNames: names,
+  };
+}
+
+/** The PATH an agent of `profile` runs with, where its command is looked up. */
+export function childPath(profile: Profile, inherited: ChildEnv | undefined): string {
+  return agentEnvironment({ depth: 0 }, profile.env, inherited).env.PATH ?? '';
 }

@@ -4,7 +4,7 @@
  * They are what a successor server adopts after a takeover and what a person reads afterwards.
  * Every JSON document is written whole (temporary file, then rename): a reader never sees half.
  */
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentName } from './types.js';
 
@@ -103,6 +103,15 @@ export class SessionStore {
 
   stderrPath(session: string, turn: number): string {
     return join(this.turnDir(session, turn), 'stderr.log');
+  }
+
+  /** How many bytes the turn's transcript holds; 0 when it has none (yet, or any more). */
+  async transcriptSize(session: string, turn: number): Promise<number> {
+    try {
+      return (await stat(this.transcriptPath(session, turn))).size;
+    } catch {
+      return 0;
+    }
   }
 
   /** Creates the turn's directory (and the session's, 0700) with empty transcript and stderr files. */

@@ -101,7 +101,7 @@ describe('harness refusals', () => {
     expect(await refuse('spawn', { profile: 'worker', file: 'escape/hostname' })).toContain('leads outside the checkout through a symbolic link');
     expect(await refuse('spawn', { profile: 'worker', file: 'prompts/missing.md' })).toContain('does not exist in the checkout');
     expect(await refuse('spawn', { profile: 'worker', file: 'prompts/empty.md' })).toContain('is empty; write the prompt into it');
-    expect(await refuse('spawn', { profile: 'worker', file: 'prompts/big.md' })).toContain(`is ${1024 * 1024 + 1} bytes; a prompt may have at most ${1024 * 1024}`);
+    expect(await refuse('spawn', { profile: 'worker', file: 'prompts/big.md' })).toContain(`is ${1024 * 1024 + 1} bytes, over the ${1024 * 1024}-byte limit`);
     expect(await refuse('spawn', { profile: 'worker', prompt: 'hi', cwd: '..' })).toContain('cwd ".." leads outside the checkout');
     expect(await refuse('spawn', { profile: 'worker', prompt: 'hi', cwd: '/tmp' })).toContain('must be relative');
     expect(await refuse('spawn', { profile: 'worker', prompt: 'hi', cwd: 'escape' })).toContain('through a symbolic link');
