@@ -24,16 +24,8 @@ const STOP_TIMEOUT_MS = 30_000;
 /** Binding, and starting the pool, take well under a second; a loaded machine gets far longer. */
 const START_DEADLINE_MS = 60_000;
 
-export interface HttpThreadOptions {
-  host: string;
-  port: number;
-  fallbackToFreePort: boolean;
-  leaseholder: boolean;
-  /** The lease's token, which protected requests must carry. */
-  token: string;
-  /** Real path of the checkout's root, and its validated local path (where the gateway's config lives). */
-  root: string;
-  localPath: string;
+/** What the caller decides of the thread's start data (src/threads/http.ts says what each is); the rest comes from the settings. */
+export interface HttpThreadOptions extends Pick<HttpWorkerData, 'host' | 'port' | 'fallbackToFreePort' | 'leaseholder' | 'token' | 'root' | 'localPath'> {
   /** Called when the thread ends without being asked to (a crash). */
   onUnexpectedExit?: (why: string) => void;
   /** The snapshot, when the caller encoded it already (the shared server shares it with the harness). */
