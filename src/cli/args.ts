@@ -36,6 +36,8 @@ const OPTIONS = {
   guard: { type: 'boolean' },
   'no-guard': { type: 'boolean' },
   print: { type: 'boolean' },
+  npx: { type: 'boolean' },
+  local: { type: 'boolean' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -49,7 +51,7 @@ export const COMMANDS = {
   generate: ['check'],
   exec: ['json', 'resume', 'model', 'mode', 'max-turns', 'context-tokens', 'base-url', 'api-key-env'],
   guard: ['mode', 'hooks', 'format'],
-  init: ['force', 'dry-run', 'guard', 'no-guard'],
+  init: ['npx', 'local', 'force', 'dry-run', 'guard', 'no-guard'],
   open: ['print'],
 } as const satisfies Record<string, readonly OptionName[]>;
 

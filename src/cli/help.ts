@@ -108,23 +108,27 @@ Environment, for one command: MAJORDOMUS_GUARD=warn (warn only) or off (skip the
 MAJORDOMUS_PEER=p3 (you are peer p3: your own claims never stop you).
 
 ${GLOBAL}`,
-  init: `Usage: majordomus [--repo DIR] init [--force] [--dry-run] [--guard | --no-guard]
+  init: `Usage: majordomus [--repo DIR] init [--npx | --local] [--force] [--dry-run] [--guard | --no-guard]
 
 Sets up the repository (the top of the git work tree, or --repo DIR): writes a minimal
 .ai/manifest.yaml when there is no layer (an existing one is left alone), adds .ai/local/ to
-.gitignore, and merges a majordomus entry naming this package's launcher (bin/majordomus-mcp, by
-its absolute path, so a client started in any subdirectory finds it) into .mcp.json (Claude Code),
-.gemini/settings.json (Gemini CLI), .codex/config.toml (Codex) and opencode.json (opencode). The
-other servers, comments and formatting of an existing file are kept. Running it again changes
-nothing. Prints each file as created, updated or unchanged (docs/INIT.md).
+.gitignore, and merges a majordomus entry into .mcp.json (Claude Code), .gemini/settings.json
+(Gemini CLI), .codex/config.toml (Codex) and opencode.json (opencode). The entry starts
+\`majordomus mcp\`, found on PATH on every machine where majordomus is installed, so the files can be
+committed. The other servers, comments and formatting of an existing file are kept. Running it
+again changes nothing. Prints each file as created, updated or unchanged (docs/INIT.md).
 
+  --npx        start it with \`npx -y majordomus@<major> mcp\` instead (a team that does not install globally)
+  --local      name this machine's launcher (bin/majordomus-mcp) by its absolute path (a checkout of
+               majordomus itself); do not commit the configurations then
   --force      replace a majordomus entry that differs from init's (without it: exit 10, nothing written)
   --dry-run    print the unified diff of every file init would create or change; write nothing
   --guard      install the git guard (majordomus guard install) too
   --no-guard   do not offer the git guard; on a terminal init asks, otherwise it prints the command
 
-A configuration file that cannot be parsed is named and nothing is written (exit 10); outside a
-git work tree without --repo, exit 12.
+A configuration file that cannot be parsed is named and nothing is written (exit 10); an existing
+entry whose command is a path that does not exist here is named as such; outside a git work tree
+without --repo, exit 12.
 
 ${GLOBAL}`,
   open: `Usage: majordomus open [--print]
