@@ -38,6 +38,7 @@ const OPTIONS = {
   print: { type: 'boolean' },
   npx: { type: 'boolean' },
   local: { type: 'boolean' },
+  timeout: { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -53,6 +54,7 @@ export const COMMANDS = {
   guard: ['mode', 'hooks', 'format'],
   init: ['npx', 'local', 'force', 'dry-run', 'guard', 'no-guard'],
   open: ['print'],
+  doctor: ['json', 'timeout'],
 } as const satisfies Record<string, readonly OptionName[]>;
 
 export type CommandName = keyof typeof COMMANDS;

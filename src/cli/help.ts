@@ -24,6 +24,7 @@ Commands:
   exec           run the built-in coding agent on the task given on stdin (JSON-line events)
   guard          install, remove or report the git guard (hooks that respect other agents' claims)
   init           set a repository up: a minimal .ai/manifest.yaml and the four clients' configurations
+  doctor         say, for each client, whether it would connect, and how to fix what stops it
   open           print the live page's address with the token, and open it in a browser
 
 ${GLOBAL}
@@ -128,7 +129,23 @@ again changes nothing. Prints each file as created, updated or unchanged (docs/I
 
 A configuration file that cannot be parsed is named and nothing is written (exit 10); an existing
 entry whose command is a path that does not exist here is named as such; outside a git work tree
-without --repo, exit 12.
+without --repo, exit 12. Then run majordomus doctor.
+
+${GLOBAL}`,
+  doctor: `Usage: majordomus [--repo DIR] doctor [--json] [--timeout SECONDS]
+
+Says, for each client (Claude Code, Codex, Gemini CLI, opencode), whether it would connect to
+majordomus in this repository: its configuration names majordomus, the command resolves on this
+PATH, the command starts a server that answers initialize (timed; a running shared server is
+attached to, as the client would), and the approval or trust the client needs. Then what every
+client shares: the layer and its diagnostics, the lease (its state and mode; the token is never
+printed), the git guard, Node.js, and whether uWebSockets.js loads. Each problem comes with its fix
+(docs/DOCTOR.md). Reads your clients' own files; writes nothing outside the repository.
+
+  --json             print the report as JSON: {ok, root, version, findings: [{check, client?, status, message, fix?, ms?}]}
+  --timeout SECONDS  how long a started server may take to answer initialize (default 120)
+
+Exit codes: 0 every configured client would connect · 1 at least one would not · 2 usage.
 
 ${GLOBAL}`,
   open: `Usage: majordomus open [--print]
