@@ -9,7 +9,7 @@ import { initRoot } from '../init/root.js';
 import { serverCommand } from '../init/server-command.js';
 import type { LayerSelection } from '../layer/load.js';
 import type { ChildEnv } from '../platform/child-env.js';
-import { MajordomusError, errorMessage } from '../platform/errors.js';
+import { errorMessage } from '../platform/errors.js';
 import { clientFindings, type StartOnce } from './client-checks.js';
 import { finding, type DoctorReport, type Finding } from './findings.js';
 import { guardFinding } from './guard-check.js';
@@ -48,6 +48,9 @@ function startOnce(root: string, env: ChildEnv, timeoutMs: number): StartOnce {
 }
 
 async function repositoryFindings(root: string, options: DoctorOptions): Promise<Finding[]> {
+  // The layer and the lease as the user has them, before a start of ours changes the lease.
+  const layer = await layerFinding(root, options.selection);
+  const lease = layer.status === 'fail' ? [] : await leaseFindings(root);
   const findings: Finding[] = [];
   const start = startOnce(root, options.env, options.startTimeoutMs);
   let configured = 0;
@@ -58,10 +61,7 @@ async function repositoryFindings(root: string, options: DoctorOptions): Promise
     findings.push(...client.findings);
   }
   if (configured === 0) findings.push(finding('clients', 'fail', `no client configuration in ${root} names majordomus`, 'run `majordomus init` in the repository'));
-  const layer = await layerFinding(root, options.selection);
-  findings.push(layer);
-  if (layer.status !== 'fail') findings.push(...(await leaseFindings(root)));
-  findings.push(await guardFinding(root));
+  findings.push(layer, ...lease, await guardFinding(root));
   return findings;
 }
 
@@ -72,8 +72,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   try {
     root = await initRoot(options.repo, options.cwd);
   } catch (error) {
-    const why = error instanceof MajordomusError ? error.message : errorMessage(error);
-    findings.push(finding('repository', 'fail', why, 'run majordomus doctor inside the repository (or name it with --repo DIR)'));
+    findings.push(finding('repository', 'fail', errorMessage(error), 'run majordomus doctor inside the repository (or name it with --repo DIR)'));
   }
   if (root !== null) {
     findings.push(finding('repository', 'ok', `the repository at ${root}`));

@@ -15,7 +15,8 @@
  * - an entry naming a launcher path of another machine: "does not exist on this machine", and the
  *   fix is init --force;
  * - a command that never answers (killed after --timeout) or exits first (its stderr quoted);
- * - a .mcp.json with a comment (Claude Code wants strict JSON);
+ * - a .mcp.json with a comment (Claude Code wants strict JSON); an entry switched off, one naming
+ *   no command, a command that answers as another server; a corrupt lease;
  * - a degraded layer (a warning listing the diagnostic), no layer (MAJ_NO_ROOT: init), no client
  *   configured, outside a repository (Node.js and uWS still reported);
  * - a lease of mode 644 is a warning with `chmod 600`; guard hooks naming a majordomus that is gone;
@@ -276,6 +277,31 @@ describe('majordomus doctor finding what stops a client', () => {
     expect(one(parsed, 'client.start', 'claude')).toMatchObject({ status: 'fail', message: '`tools/silent` did not answer initialize within 1 s' });
     expect(one(parsed, 'client.start', 'claude').fix).toBe(`run \`tools/silent\` in ${root} to see why`);
     expect(one(parsed, 'client.start', 'opencode')).toMatchObject({ status: 'fail', message: '`tools/broken mcp` exited with code 3 before answering initialize: cannot find the thing it needs' });
+  });
+
+  it('tells apart an entry switched off, one naming no command, a command that starts another server, and a corrupt lease', async () => {
+    const setup = await setUp({ init: false });
+    const root = setup.repo.root;
+    await mkdir(join(root, 'tools'));
+    // Answers initialize as some other server, then waits for its stdin to close.
+    await writeFile(
+      join(root, 'tools/other'),
+      '#!/bin/sh\nread line\necho \'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"other","version":"9"}}}\'\ncat >/dev/null\n',
+      { mode: 0o755 },
+    );
+    await writeFile(join(root, '.mcp.json'), JSON.stringify({ mcpServers: { majordomus: { command: 'tools/other', args: [] } } }));
+    await writeFile(join(root, 'opencode.json'), JSON.stringify({ mcp: { majordomus: { type: 'local', command: ['majordomus', 'mcp'], enabled: false } } }));
+    await mkdir(join(root, '.codex'));
+    await writeFile(join(root, '.codex/config.toml'), '[mcp_servers.majordomus]\nargs = ["mcp"]\n');
+    await mkdir(join(root, '.ai/local/state/mcp'), { recursive: true });
+    await writeFile(join(root, LEASE), 'not json', { mode: 0o600 });
+    const parsed = report(await doctor(setup, ['--json'], { cwd: root }));
+    expect(one(parsed, 'client.start', 'claude')).toMatchObject({ status: 'warn', message: expect.stringContaining('(other 9)'), fix: 'the command starts another server: point the entry at majordomus' });
+    expect(one(parsed, 'client.config', 'opencode')).toMatchObject({ status: 'warn', message: 'the majordomus entry of opencode.json is switched off' });
+    expect(findingsOf(parsed, 'client.start', 'opencode')).toEqual([]);
+    expect(one(parsed, 'client.config', 'codex')).toMatchObject({ status: 'fail', message: 'the majordomus entry of .codex/config.toml names no command' });
+    expect(one(parsed, 'client.config', 'gemini')).toMatchObject({ status: 'info', message: 'not configured (no .gemini/settings.json)' });
+    expect(one(parsed, 'lease')).toMatchObject({ status: 'info', message: `the lease ${join(root, LEASE)} is corrupt (not JSON): the next client to start takes it over` });
   });
 
   it('fails a .mcp.json with a comment: Claude Code reads it as strict JSON', async () => {
