@@ -2,41 +2,54 @@
  * Whether uWebSockets.js's native binary loads on this Node.js, tried in a child process (a native
  * module that fails to load, or crashes, must not take the doctor with it). Information, not a
  * failure: when the binary does not load, the server's HTTP projection runs on a Node.js fallback.
- * Kept to this one function and its constant: which package provides uWS is the HTTP engine's
- * choice (package.json's dependencies); change UWS_PACKAGE with it.
+ * Which package provides uWS is the HTTP engine's choice: it is read from package.json's
+ * dependencies, so this one function follows a change of it.
  */
 import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { commandEnvironment } from '../platform/child-env.js';
 import { errorMessage } from '../platform/errors.js';
 import { PACKAGE_ROOT } from '../platform/package-root.js';
 import { finding, type Finding } from './findings.js';
 
-export const UWS_PACKAGE = '@trufflesuite/uws-js-unofficial';
+/** A dependency that is uWebSockets.js (`uWebSockets.js`, `@based/uws`, `@trufflesuite/uws-js-unofficial`, …). */
+const UWS_NAME = /(^|\/)(uws|uwebsockets)/i;
 
-// Loads the module and says which native binary (a `.node` file in require's cache) it loaded.
-const PROBE = `const loaded = require(process.argv[1]);
-const binary = Object.keys(require.cache).find((file) => file.endsWith('.node'));
-process.stdout.write(JSON.stringify({ binary: binary ?? null, app: typeof loaded.App === 'function' }));`;
+// Imports the module, then names the native binary it loaded (the process's shared objects).
+const PROBE = `const [url, name] = process.argv.slice(1);
+await import(url);
+const report = process.report.getReport();
+const objects = (typeof report === 'string' ? JSON.parse(report) : report).sharedObjects ?? [];
+process.stdout.write(JSON.stringify({ binary: objects.find((file) => file.includes(name) && file.endsWith('.node')) ?? null }));`;
+
+async function uwsPackage(): Promise<string | null> {
+  const manifest = JSON.parse(await readFile(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  return Object.keys(manifest.dependencies ?? {}).find((name) => UWS_NAME.test(name)) ?? null;
+}
 
 export async function uwsFinding(): Promise<Finding> {
-  let main: string;
+  const name = await uwsPackage();
+  if (name === null) return finding('uws', 'info', 'majordomus depends on no uWebSockets.js package: HTTP is served by the Node.js fallback');
+  let url: string;
   try {
-    main = createRequire(join(PACKAGE_ROOT, 'package.json')).resolve(UWS_PACKAGE);
+    url = import.meta.resolve(name);
   } catch (error) {
-    return finding('uws', 'info', `${UWS_PACKAGE} is not installed (${errorMessage(error)}): HTTP is served by the Node.js fallback`);
+    return finding('uws', 'info', `${name} is not installed (${errorMessage(error)}): HTTP is served by the Node.js fallback`);
   }
   const answer = await new Promise<{ stdout: string; stderr: string; error: Error | null }>((resolve) => {
-    execFile(process.execPath, ['-e', PROBE, main], { env: commandEnvironment(), timeout: 30_000, encoding: 'utf8' }, (error, stdout, stderr) => resolve({ stdout, stderr, error }));
+    execFile(process.execPath, ['--input-type=module', '-e', PROBE, url, name], { env: commandEnvironment(), timeout: 30_000, encoding: 'utf8' }, (error, stdout, stderr) =>
+      resolve({ stdout, stderr, error }),
+    );
   });
-  let loaded: { binary: string | null; app: boolean } | null = null;
+  let binary: string | null = null;
   try {
-    loaded = JSON.parse(answer.stdout) as { binary: string | null; app: boolean };
+    // The last line: a module may print on stdout while it loads.
+    binary = (JSON.parse(answer.stdout.trim().split('\n').at(-1) ?? '') as { binary: string | null }).binary;
   } catch {
-    loaded = null;
+    binary = null;
   }
-  if (loaded?.binary) return finding('uws', 'ok', `uWebSockets.js loads (${loaded.binary}): HTTP is served by uWebSockets.js`);
+  if (binary !== null) return finding('uws', 'ok', `uWebSockets.js loads (${binary}): HTTP is served by uWebSockets.js`);
   const why = (answer.stderr.split('\n').find((line) => line.trim() !== '') ?? answer.error?.message ?? 'no native binary was loaded').trim();
-  return finding('uws', 'info', `uWebSockets.js's native binary does not load on Node.js ${process.versions.node} (${why}): HTTP is served by the Node.js fallback, slower but the same`);
+  return finding('uws', 'info', `uWebSockets.js's native binary (${name}) does not load on Node.js ${process.versions.node} (${why}): HTTP is served by the Node.js fallback, slower but the same`);
 }
