@@ -36,6 +36,9 @@ const OPTIONS = {
   guard: { type: 'boolean' },
   'no-guard': { type: 'boolean' },
   print: { type: 'boolean' },
+  npx: { type: 'boolean' },
+  local: { type: 'boolean' },
+  timeout: { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -49,8 +52,9 @@ export const COMMANDS = {
   generate: ['check'],
   exec: ['json', 'resume', 'model', 'mode', 'max-turns', 'context-tokens', 'base-url', 'api-key-env'],
   guard: ['mode', 'hooks', 'format'],
-  init: ['force', 'dry-run', 'guard', 'no-guard'],
+  init: ['npx', 'local', 'force', 'dry-run', 'guard', 'no-guard'],
   open: ['print'],
+  doctor: ['json', 'timeout'],
 } as const satisfies Record<string, readonly OptionName[]>;
 
 export type CommandName = keyof typeof COMMANDS;

@@ -24,6 +24,7 @@ Commands:
   exec           run the built-in coding agent on the task given on stdin (JSON-line events)
   guard          install, remove or report the git guard (hooks that respect other agents' claims)
   init           set a repository up: a minimal .ai/manifest.yaml and the four clients' configurations
+  doctor         say, for each client, whether it would connect, and how to fix what stops it
   open           print the live page's address with the token, and open it in a browser
 
 ${GLOBAL}
@@ -108,23 +109,43 @@ Environment, for one command: MAJORDOMUS_GUARD=warn (warn only) or off (skip the
 MAJORDOMUS_PEER=p3 (you are peer p3: your own claims never stop you).
 
 ${GLOBAL}`,
-  init: `Usage: majordomus [--repo DIR] init [--force] [--dry-run] [--guard | --no-guard]
+  init: `Usage: majordomus [--repo DIR] init [--npx | --local] [--force] [--dry-run] [--guard | --no-guard]
 
 Sets up the repository (the top of the git work tree, or --repo DIR): writes a minimal
 .ai/manifest.yaml when there is no layer (an existing one is left alone), adds .ai/local/ to
-.gitignore, and merges a majordomus entry naming this package's launcher (bin/majordomus-mcp, by
-its absolute path, so a client started in any subdirectory finds it) into .mcp.json (Claude Code),
-.gemini/settings.json (Gemini CLI), .codex/config.toml (Codex) and opencode.json (opencode). The
-other servers, comments and formatting of an existing file are kept. Running it again changes
-nothing. Prints each file as created, updated or unchanged (docs/INIT.md).
+.gitignore, and merges a majordomus entry into .mcp.json (Claude Code), .gemini/settings.json
+(Gemini CLI), .codex/config.toml (Codex) and opencode.json (opencode). The entry starts
+\`majordomus mcp\`, found on PATH on every machine where majordomus is installed, so the files can be
+committed. The other servers, comments and formatting of an existing file are kept. Running it
+again changes nothing. Prints each file as created, updated or unchanged (docs/INIT.md).
 
+  --npx        start it with \`npx -y majordomus@<major> mcp\` instead (a team that does not install globally)
+  --local      name this machine's launcher (bin/majordomus-mcp) by its absolute path (a checkout of
+               majordomus itself); do not commit the configurations then
   --force      replace a majordomus entry that differs from init's (without it: exit 10, nothing written)
   --dry-run    print the unified diff of every file init would create or change; write nothing
   --guard      install the git guard (majordomus guard install) too
   --no-guard   do not offer the git guard; on a terminal init asks, otherwise it prints the command
 
-A configuration file that cannot be parsed is named and nothing is written (exit 10); outside a
-git work tree without --repo, exit 12.
+A configuration file that cannot be parsed is named and nothing is written (exit 10); an existing
+entry whose command is a path that does not exist here is named as such; outside a git work tree
+without --repo, exit 12. Then run majordomus doctor.
+
+${GLOBAL}`,
+  doctor: `Usage: majordomus [--repo DIR] doctor [--json] [--timeout SECONDS]
+
+Says, for each client (Claude Code, Codex, Gemini CLI, opencode), whether it would connect to
+majordomus in this repository: its configuration names majordomus, the command resolves on this
+PATH, the command starts a server that answers initialize (timed; a running shared server is
+attached to, as the client would), and the approval or trust the client needs. Then what every
+client shares: the layer and its diagnostics, the lease (its state and mode; the token is never
+printed), the git guard, Node.js, and whether uWebSockets.js loads. Each problem comes with its fix
+(docs/DOCTOR.md). Reads your clients' own files; writes nothing outside the repository.
+
+  --json             print the report as JSON: {ok, root, version, findings: [{check, client?, status, message, fix?, ms?}]}
+  --timeout SECONDS  how long a started server may take to answer initialize (default 120)
+
+Exit codes: 0 every configured client would connect · 1 at least one would not · 2 usage.
 
 ${GLOBAL}`,
   open: `Usage: majordomus open [--print]

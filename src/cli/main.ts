@@ -39,6 +39,8 @@ async function run(args: ParsedArgs): Promise<number> {
       return (await import('./commands/init.js')).runInit(args);
     case 'open':
       return (await import('./commands/open.js')).runOpen(args);
+    case 'doctor':
+      return (await import('./commands/doctor.js')).runDoctorCommand(args);
   }
 }
 

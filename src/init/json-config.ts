@@ -104,7 +104,7 @@ export function mergeJsonEntry(file: string, text: string, path: readonly string
   const current = existing === undefined ? undefined : plainValue(getNodeValue(existing));
   if (existing !== undefined && isDeepStrictEqual(current, plainValue(value))) return { text, conflict: null };
   const conflict = existing === undefined ? null : `"${path.join('.')}" is already ${JSON.stringify(current)}`;
-  if (conflict !== null && !force) return { text, conflict };
+  if (conflict !== null && !force) return { text, conflict, existing: current };
 
   const layout = detectLayout(text);
   let edits: Edit[];
@@ -124,5 +124,5 @@ export function mergeJsonEntry(file: string, text: string, path: readonly string
   if (check.length > 0 || placed === undefined || !isDeepStrictEqual(plainValue(getNodeValue(placed)), plainValue(value))) {
     throw unparsable(file, `"${path.join('.')}" could not be added as text without changing the rest of the file; add it by hand`);
   }
-  return { text: merged, conflict };
+  return conflict === null ? { text: merged, conflict } : { text: merged, conflict, existing: current };
 }

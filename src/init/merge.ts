@@ -7,6 +7,8 @@ export interface EntryMerge {
    * `--force` the text is then unchanged and `init` refuses; with it the entry was replaced.
    */
   conflict: string | null;
+  /** With a conflict: the differing entry, as data (its command may name a path of another machine). */
+  existing?: unknown;
 }
 
 /**

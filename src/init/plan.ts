@@ -8,10 +8,12 @@ import { MajordomusError } from '../platform/errors.js';
 import { assertWritableInside, ConfineError, readRegular } from '../platform/confine.js';
 import { readManifest } from '../layer/manifest.js';
 import { clientConfigs, type ClientConfig } from './clients.js';
+import { missingPath } from './command-path.js';
 import { mergeIgnoreLine } from './gitignore.js';
 import { freshJson, mergeJsonEntry } from './json-config.js';
 import { MANIFEST_FILE, minimalManifest } from './manifest-file.js';
 import type { EntryMerge } from './merge.js';
+import type { ServerCommand } from './server-command.js';
 import { mergeTomlTable, renderTomlTable } from './toml-config.js';
 
 export type FileState = 'created' | 'updated' | 'unchanged';
@@ -28,6 +30,8 @@ export interface PlannedFile {
   client?: string;
   /** A differing entry of ours that is (with --force) or would be (without) replaced: what it held. */
   conflict: string | null;
+  /** That differing entry names a path that does not exist on this machine: why (a launcher of another machine). */
+  stale?: string;
 }
 
 export interface InitPlan {
@@ -38,8 +42,8 @@ export interface InitPlan {
 }
 
 export interface PlanOptions {
-  /** The absolute real path of the launcher the configurations name. */
-  launcher: string;
+  /** What the configurations start. */
+  server: ServerCommand;
   force: boolean;
 }
 
@@ -76,6 +80,15 @@ function planned(path: string, before: string | null, merge: EntryMerge): Planne
   return { path, before, after: merge.text, state, conflict: merge.conflict };
 }
 
+/** The client's file as planned, with a differing entry that names a path missing here flagged. */
+async function plannedClient(root: string, config: ClientConfig, path: string, before: string | null, merge: EntryMerge): Promise<PlannedFile> {
+  const file = { ...planned(path, before, merge), client: config.client };
+  const command = merge.existing === undefined ? null : config.readCommand(merge.existing);
+  const stale = command === null ? null : await missingPath(command.command, root);
+  if (stale === null || file.conflict === null) return file;
+  return { ...file, conflict: `${file.conflict}, whose command ${stale}`, stale };
+}
+
 async function planClient(root: string, config: ClientConfig, force: boolean): Promise<PlannedFile> {
   let path = config.files[0] as string;
   let before: string | null = null;
@@ -91,10 +104,10 @@ async function planClient(root: string, config: ClientConfig, force: boolean): P
     // An empty file (touched, never written) is as good as none.
     const merge =
       before === null || before.trim() === '' ? { text: freshJson(config.fresh), conflict: null } : mergeJsonEntry(path, before, config.path, config.entry, force);
-    return { ...planned(path, before, merge), client: config.client };
+    return plannedClient(root, config, path, before, merge);
   }
   const merge = before === null ? { text: renderTomlTable(config.path, config.entry), conflict: null } : mergeTomlTable(path, before, config.path, config.entry, force);
-  return { ...planned(path, before, merge), client: config.client };
+  return plannedClient(root, config, path, before, merge);
 }
 
 /** The plan for `root`: the manifest (when there is no layer), .gitignore, the four configurations. */
@@ -113,6 +126,6 @@ export async function planInit(root: string, options: PlanOptions): Promise<Init
   }
   const ignore = await readText(root, '.gitignore');
   files.push(planned('.gitignore', ignore, { text: mergeIgnoreLine(ignore, localPath), conflict: null }));
-  for (const config of clientConfigs(options.launcher)) files.push(await planClient(root, config, options.force));
+  for (const config of clientConfigs(options.server)) files.push(await planClient(root, config, options.force));
   return { root, files, conflicts: options.force ? [] : files.filter((file) => file.conflict !== null) };
 }

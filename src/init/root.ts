@@ -3,7 +3,6 @@ import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { MajordomusError, errorMessage } from '../platform/errors.js';
 import { GitFailed, runGit } from '../platform/git.js';
-import { PACKAGE_ROOT } from '../platform/package-root.js';
 
 export async function initRoot(repo: string | undefined, cwd: string): Promise<string> {
   if (repo !== undefined) {
@@ -23,14 +22,4 @@ export async function initRoot(repo: string | undefined, cwd: string): Promise<s
     throw new MajordomusError('MAJ_NOT_A_REPOSITORY', `${cwd} is not inside a git work tree, so there is no repository root to set up (${why}); run init in one, or name the directory with --repo DIR`);
   }
   return realpath(top);
-}
-
-/** The launcher of this installed package, by its absolute real path (links resolved). */
-export async function launcherPath(): Promise<string> {
-  const path = resolve(PACKAGE_ROOT, 'bin/majordomus-mcp');
-  try {
-    return await realpath(path);
-  } catch (error) {
-    throw new MajordomusError('MAJ_INTERNAL', `the launcher ${path} of this package is missing (${errorMessage(error)}); reinstall majordomus`);
-  }
 }

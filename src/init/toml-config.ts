@@ -113,7 +113,7 @@ export function mergeTomlTable(file: string, text: string, path: readonly string
   const wanted = withEntry(document, path, entry);
   if (current !== undefined && isDeepStrictEqual(current, valueAt(wanted, path))) return { text, conflict: null };
   const conflict = current === undefined ? null : `[${path.join('.')}] is already ${JSON.stringify(current)}`;
-  if (conflict !== null && !force) return { text, conflict };
+  if (conflict !== null && !force) return { text, conflict, existing: current };
 
   const eol = lineEnding(text);
   const table = renderTomlTable(path, entry, eol);
@@ -138,5 +138,5 @@ export function mergeTomlTable(file: string, text: string, path: readonly string
   if (check === null || !isDeepStrictEqual(check, wanted)) {
     throw unparsable(file, `adding [${path.join('.')}] as text would not give the intended document (is "${path.slice(0, -1).join('.')}" an inline table?); add it by hand`);
   }
-  return { text: edited, conflict };
+  return conflict === null ? { text: edited, conflict } : { text: edited, conflict, existing: current };
 }

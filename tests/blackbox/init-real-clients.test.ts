@@ -1,12 +1,20 @@
 /**
- * `majordomus init`, then the real clients (tests/helpers/real-clients.versions) in the repository
- * it set up, offline: each is started FROM A SUBDIRECTORY (`src/deep/`) with nothing but the
- * configuration `init` wrote, against the scripted model API (tests/helpers/model-api.ts), whose
- * first answer calls majordomus's peers tool by the name the client declared for it:
- * - claude (.mcp.json) and codex (.codex/config.toml) start majordomus through the launcher named
- *   by its absolute path, call `majordomus_peers`, and send its answer (the peer board, naming the
- *   caller p1 with the client's own name) back to the model; the server they started (the lease
- *   directory appears) ends with them and removes its lease;
+ * majordomus as a user installs it, then the real clients (tests/helpers/real-clients.versions)
+ * in a repository it set up, offline. The package is packed (`npm pack`, whose prepack builds) from
+ * a copy of this checkout and installed globally into an empty prefix (NPM_CONFIG_PREFIX), whose
+ * bin/ comes first on every PATH below; `majordomus init` (the installed one) sets up a fresh
+ * repository from a subdirectory:
+ * - the tarball holds the build, the launcher, the page, README and LICENSE, and no sources,
+ *   tests, benches, fixtures or `.ai/`; the installed launcher runs the installed build as it is;
+ * - init writes `majordomus mcp` (found on PATH) into the four configurations, and says it is on
+ *   PATH here; `majordomus doctor` (installed) then finds every client would connect;
+ * Each client is started FROM A SUBDIRECTORY (`src/deep/`) with nothing but the configuration
+ * `init` wrote, against the scripted model API (tests/helpers/model-api.ts), whose first answer
+ * calls majordomus's peers tool by the name the client declared for it:
+ * - claude (.mcp.json) and codex (.codex/config.toml) start `majordomus mcp` from PATH, call
+ *   `majordomus_peers`, and send its answer (the peer board, naming the caller p1 with the
+ *   client's own name) back to the model; the server they started (the lease directory appears)
+ *   ends with them and removes its lease;
  * - gemini does the same, started at the root: Gemini CLI reads `.gemini/settings.json` only in
  *   its working directory (`loadSettings(process.cwd())`), and the test says so by showing that
  *   from the subdirectory it lists no server at all (a change in gemini turns that check red);
@@ -14,12 +22,10 @@
  *   (its `mcp list` makes a real MCP initialize; a whole opencode turn needs a provider package
  *   from npm, so it is not driven offline);
  * and none of them changed a tracked file.
- *
- * The launcher runs the existing build (MAJORDOMUS_NO_BUILD=1), as the launcher tests do.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -33,8 +39,8 @@ import {
   type AgentTurnResult,
   type DrivableAgent,
 } from '../helpers/agent-clis.js';
-import { runCli } from '../helpers/cli.js';
 import { createFixtureRepo, git, makeTempDir, type FixtureRepo } from '../helpers/fixture-repo.js';
+import { INSTALL_PACKAGE_TIMEOUT_MS, packAndInstall, type InstalledPackage } from '../helpers/installed-package.js';
 import { conversationOf, startModelApi, type ModelApi, type RecordedRequest, type ScriptedReply } from '../helpers/model-api.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -47,16 +53,22 @@ const ANSWER = 'majordomus answered the peers call.';
 
 let repo: FixtureRepo | null = null;
 let api: ModelApi | null = null;
+let installed: InstalledPackage | null = null;
+let installDir: { path: string; cleanup(): Promise<void> } | null = null;
+let initOutput = '';
 const scratch: Array<{ cleanup(): Promise<void> }> = [];
 
 beforeAll(async () => {
-  await installedAgentClis();
+  const clients = installedAgentClis();
+  installDir = await makeTempDir('majordomus-installed-');
+  installed = await packAndInstall(installDir.path);
+  await clients;
   repo = await createFixtureRepo({ manifest: null, gitignore: false, files: { 'src/deep/code.ts': 'export const x = 1;\n' } });
-  const init = await runCli(['init', '--no-guard'], { cwd: join(repo.root, SUBDIRECTORY) });
-  expect(init.code, init.stderr).toBe(0);
+  const init = await execFileAsync(join(installed.bin, 'majordomus'), ['init', '--no-guard'], { cwd: join(repo.root, SUBDIRECTORY), env: userEnv() });
+  initOutput = init.stdout;
   await git(repo.root, ['add', '-A']);
   await git(repo.root, ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', 'init']);
-}, INSTALL_TIMEOUT_MS);
+}, INSTALL_TIMEOUT_MS + INSTALL_PACKAGE_TIMEOUT_MS);
 
 afterEach(async () => {
   killAgentTurns();
@@ -67,12 +79,31 @@ afterEach(async () => {
 
 afterAll(async () => {
   await repo?.cleanup();
+  await installDir?.cleanup();
 });
+
+function installation(): InstalledPackage {
+  if (installed === null) throw new Error('majordomus is not installed');
+  return installed;
+}
+
+/** PATH with the installed package's bin first, as a user's shell has it after `npm install -g`. */
+function withInstalledFirst(path: string | undefined): string {
+  return `${installation().bin}:${path ?? '/usr/bin:/bin'}`;
+}
+
+/** A user's environment: ours, with the installed majordomus first on PATH and nothing of npm's or majordomus's set. */
+function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!/^(npm_|MAJORDOMUS_)/i.test(name)) env[name] = value;
+  return { ...env, PATH: withInstalledFirst(process.env.PATH), MAJORDOMUS_HTTP_PORT: '0', ...extra };
+}
 
 function root(): string {
   if (repo === null) throw new Error('no repository');
   return repo.root;
 }
+
 
 const LEASE_DIRECTORY = '.ai/local/state/mcp';
 
@@ -154,7 +185,7 @@ async function turnWithMajordomus(agent: DrivableAgent, cwd: string): Promise<{ 
   const { args, stdin, env } = await prepare(agent, home, cwd);
   const result = await runAgentTurn(environment.command, args, {
     cwd,
-    env: { ...environment.env, ...env, MAJORDOMUS_NO_BUILD: '1', MAJORDOMUS_HTTP_PORT: '0' },
+    env: { ...environment.env, ...env, PATH: withInstalledFirst(environment.env.PATH), MAJORDOMUS_HTTP_PORT: '0' },
     stdin,
     timeoutMs: TURN_TIMEOUT_MS,
   });
@@ -169,6 +200,60 @@ async function serverEnded(): Promise<void> {
 async function trackedChanges(): Promise<string> {
   return (await git(root(), ['status', '--porcelain', '--untracked-files=no'])).trim();
 }
+
+describe('majordomus packed and installed globally', () => {
+  it('ships the build, the launcher, the page, README and LICENSE, and no sources, tests, benches, fixtures or .ai/', () => {
+    const { files, packMs, installMs } = installation();
+    console.info(`npm pack (with its build) took ${packMs} ms, npm install -g ${installMs} ms; ${files.length} files`);
+    for (const path of ['package.json', 'README.md', 'LICENSE', 'bin/majordomus-mcp', 'dist/src/cli/main.js', 'dist/workers/http-thread.js', 'page/index.html', 'docs/INIT.md', 'docs/DOCTOR.md']) {
+      expect(files, path).toContain(path);
+    }
+    const unwanted = files.filter((path) => /^(src|tests|benches|workers|scripts|\.ai|\.ci|\.codex|\.gemini|node_modules)\/|fixtures|\.map$|\.ts$|^(\.mcp\.json|opencode\.json|justfile|tsconfig.*|vitest\.config\.ts|package-lock\.json)$/.test(path));
+    expect(unwanted).toEqual([]);
+  });
+
+  it('links majordomus and majordomus-mcp into the prefix, and the installed launcher runs the installed build without building', async () => {
+    const { bin, root: installedRoot } = installation();
+    const version = await execFileAsync(join(bin, 'majordomus'), ['--version'], { env: userEnv() });
+    expect(version.stdout.trim()).toBe((JSON.parse(await readFile(join(installedRoot, 'package.json'), 'utf8')) as { version: string }).version);
+    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(join(bin, 'majordomus-mcp'), ['--standalone'], { cwd: join(root(), SUBDIRECTORY), env: userEnv(), timeout: 60_000 }, (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : (typeof error.code === 'number' ? error.code : 1), stdout, stderr }),
+      );
+      child.stdin?.end(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'installed', version: '1' } } })}\n`);
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout.split('\n')[0] ?? '{}')).toMatchObject({ id: 1, result: { serverInfo: { name: 'majordomus' } } });
+    expect(run.stderr).not.toContain('building');
+    expect(existsSync(join(installedRoot, 'src'))).toBe(false);
+  });
+
+  it('init wrote `majordomus mcp`, found on PATH, into every configuration, and doctor says every client would connect', async () => {
+    const { bin } = installation();
+    expect(initOutput).toContain(`clients start: majordomus mcp (on PATH here: ${join(bin, 'majordomus')})`);
+    const claude = JSON.parse(await readFile(join(root(), '.mcp.json'), 'utf8')) as { mcpServers: Record<string, unknown> };
+    expect(claude.mcpServers.majordomus).toEqual({ type: 'stdio', command: 'majordomus', args: ['mcp'], env: {} });
+    // Approved and trusted, as a person does once per client.
+    const dir = await makeTempDir('majordomus-installed-doctor-');
+    scratch.push(dir);
+    await writeFile(join(dir.path, '.claude.json'), JSON.stringify({ projects: { [root()]: { enabledMcpjsonServers: ['majordomus'] } } }));
+    await mkdir(join(dir.path, '.codex'));
+    await writeFile(join(dir.path, '.codex/config.toml'), `[projects.${JSON.stringify(root())}]\ntrust_level = "trusted"\n`);
+    await mkdir(join(dir.path, '.gemini'));
+    await writeFile(join(dir.path, '.gemini/trustedFolders.json'), JSON.stringify({ [root()]: 'TRUST_FOLDER' }));
+    const doctor = await execFileAsync(join(bin, 'majordomus'), ['doctor', '--json'], { cwd: join(root(), SUBDIRECTORY), env: userEnv({ HOME: dir.path }), timeout: 120_000 }).catch(
+      (error: { stdout: string; stderr: string }) => error,
+    );
+    const report = JSON.parse(doctor.stdout) as { ok: boolean; findings: Array<{ check: string; client?: string; status: string; message: string }> };
+    expect(report.ok, `${doctor.stdout}\n${doctor.stderr}`).toBe(true);
+    for (const client of ['claude', 'codex', 'gemini', 'opencode']) {
+      const start = report.findings.find((found) => found.check === 'client.start' && found.client === client);
+      expect(start?.status, JSON.stringify(start)).toBe('ok');
+    }
+    await serverEnded();
+    expect(await trackedChanges()).toBe('');
+  }, TEST_TIMEOUT_MS);
+});
 
 describe('majordomus init, then the real clients in the repository it set up', () => {
   it.each([
@@ -208,7 +293,7 @@ describe('majordomus init, then the real clients in the repository it set up', (
       const environment = await agentEnvironment('gemini', { home: dir.path, modelApiUrl: 'http://127.0.0.1:9' });
       const { stdout, stderr } = await execFileAsync(environment.command, ['mcp', 'list'], {
         cwd: join(root(), SUBDIRECTORY),
-        env: { ...environment.env, MAJORDOMUS_NO_BUILD: '1', MAJORDOMUS_HTTP_PORT: '0' },
+        env: { ...environment.env, PATH: withInstalledFirst(environment.env.PATH), MAJORDOMUS_HTTP_PORT: '0' },
         timeout: TURN_TIMEOUT_MS,
       });
       expect(`${stdout}${stderr}`).toContain('No MCP servers configured');
@@ -223,14 +308,13 @@ describe('majordomus init, then the real clients in the repository it set up', (
       scratch.push(dir);
       const home = dir.path;
       const env: NodeJS.ProcessEnv = {
-        PATH: `${await installedAgentBinDir()}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+        PATH: withInstalledFirst(`${await installedAgentBinDir()}:${process.env.PATH ?? '/usr/bin:/bin'}`),
         HOME: home,
         XDG_CONFIG_HOME: join(home, '.config'),
         XDG_DATA_HOME: join(home, '.local', 'share'),
         XDG_CACHE_HOME: join(home, '.cache'),
         XDG_STATE_HOME: join(home, '.local', 'state'),
         NO_COLOR: '1',
-        MAJORDOMUS_NO_BUILD: '1',
         MAJORDOMUS_HTTP_PORT: '0',
       };
       const { stdout, stderr } = await execFileAsync(join(await installedAgentBinDir(), 'opencode'), ['mcp', 'list'], {
@@ -240,8 +324,8 @@ describe('majordomus init, then the real clients in the repository it set up', (
       });
       const output = `${stdout}${stderr}`.replace(/\x1b\[[0-9;]*m/g, '');
       expect(output).toMatch(/majordomus\s+connected/);
-      // The launcher by its absolute path, as init wrote it.
-      expect(output).toContain(await realpath(new URL('../../bin/majordomus-mcp', import.meta.url)));
+      // The portable command init wrote, found on PATH.
+      expect(output).toMatch(/majordomus mcp/);
       await serverEnded();
       expect(await trackedChanges()).toBe('');
     },

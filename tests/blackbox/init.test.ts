@@ -1,9 +1,13 @@
 /**
  * `majordomus init`, black-box, in temporary git repositories (the real clients using what it
- * writes are in init-real-clients.test.ts). Covers:
+ * writes, from an installed package, are in init-real-clients.test.ts). Covers:
  * - a fresh repository, run from a subdirectory: a minimal manifest that loads without a
- *   diagnostic, `.ai/local/` git-ignored, and the four configurations naming this package's
- *   launcher by its absolute real path; stdout lists each file as created;
+ *   diagnostic, `.ai/local/` git-ignored, and the four configurations starting `majordomus mcp`
+ *   (found on PATH: nothing of this machine in a committed file); stdout lists each file as
+ *   created, what the clients start, whether it is on PATH here, and the files to commit;
+ * - `--npx` writes `npx -y majordomus@<major> mcp`; `--local` this package's launcher by its
+ *   absolute real path, and says to keep the files out of git; both together is MAJ_USAGE;
+ *   switching from one to the other is a conflict that --force resolves;
  * - an existing .mcp.json with another server, its own indentation and a comment: the other
  *   server, the comment and the layout are kept byte for byte, the entry is added;
  * - twice in a row: the second run reports every file unchanged, "up to date", and leaves every
@@ -40,6 +44,10 @@ import { withTimeout } from '../helpers/wait.js';
 const CONFIGS = ['.mcp.json', '.gemini/settings.json', '.codex/config.toml', 'opencode.json'] as const;
 const WRITTEN = ['.ai/manifest.yaml', '.gitignore', ...CONFIGS] as const;
 const LAUNCHER = await realpath(new URL('../../bin/majordomus-mcp', import.meta.url));
+const MAJOR = (JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version.split('.')[0];
+/** The command every configuration starts by default: found on PATH, the same on every machine. */
+const COMMAND = 'majordomus';
+const ARGS = ['mcp'];
 
 const cleanups: Array<() => Promise<void>> = [];
 
@@ -83,13 +91,16 @@ function stateOf(stdout: string, path: string): string | undefined {
 }
 
 describe('majordomus init in a fresh repository', () => {
-  it('writes a manifest that loads cleanly, ignores .ai/local/, and names the launcher by absolute path in all four configurations', async () => {
+  it('writes a manifest that loads cleanly, ignores .ai/local/, and has all four configurations start `majordomus mcp` from PATH', async () => {
     const repo = await bareRepo({ 'src/deep/code.ts': 'export {};\n' });
     const result = await init(join(repo.root, 'src/deep'));
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`majordomus init in ${repo.root}`);
     for (const path of WRITTEN) expect(stateOf(result.stdout, path), result.stdout).toBe('created');
     expect(result.stdout).toContain('git guard: not installed; to install it later: majordomus guard install');
+    // The test's PATH has no majordomus: init says so, and how to get one.
+    expect(result.stdout).toContain('clients start: majordomus mcp (NOT on PATH here: install it with npm install -g majordomus, or run init --npx)');
+    expect(result.stdout).toContain('commit: .ai/manifest.yaml .gitignore .mcp.json .gemini/settings.json .codex/config.toml opencode.json');
 
     const inspect = await runCli(['mcp', '--inspect', '--discovery', 'filesystem'], { cwd: join(repo.root, 'src/deep') });
     expect(inspect.code, inspect.stderr).toBe(0);
@@ -99,14 +110,65 @@ describe('majordomus init in a fresh repository', () => {
     expect(await read(repo.root, '.gitignore')).toBe('.ai/local/\n');
 
     const claude = JSON.parse(await read(repo.root, '.mcp.json'));
-    expect(claude).toEqual({ mcpServers: { majordomus: { type: 'stdio', command: LAUNCHER, args: [], env: {} } } });
+    expect(claude).toEqual({ mcpServers: { majordomus: { type: 'stdio', command: COMMAND, args: ARGS, env: {} } } });
     const gemini = JSON.parse(await read(repo.root, '.gemini/settings.json'));
-    expect(gemini.mcpServers.majordomus).toEqual({ command: LAUNCHER, args: [], timeout: 600_000 });
+    expect(gemini.mcpServers.majordomus).toEqual({ command: COMMAND, args: ARGS, timeout: 600_000 });
     const codex = parseToml(await read(repo.root, '.codex/config.toml'));
-    expect(codex).toEqual({ mcp_servers: { majordomus: { command: LAUNCHER, args: [], startup_timeout_sec: 120, required: true } } });
+    expect(codex).toEqual({ mcp_servers: { majordomus: { command: COMMAND, args: ARGS, startup_timeout_sec: 120, required: true } } });
     const opencode = JSON.parse(await read(repo.root, 'opencode.json'));
-    expect(opencode).toEqual({ $schema: 'https://opencode.ai/config.json', mcp: { majordomus: { type: 'local', command: [LAUNCHER], enabled: true } } });
+    expect(opencode).toEqual({ $schema: 'https://opencode.ai/config.json', mcp: { majordomus: { type: 'local', command: [COMMAND, ...ARGS], enabled: true } } });
+    // Nothing of this machine: no absolute path, no home, no package location.
+    for (const path of CONFIGS) expect(await read(repo.root, path)).not.toMatch(/"\/|= "\/|\/tmp\/|\/root\/|\/home\//);
+  });
+
+  it('says where majordomus is on PATH when it is there', async () => {
+    const repo = await bareRepo();
+    await mkdir(join(repo.root, 'tools'));
+    await writeFile(join(repo.root, 'tools/majordomus'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const result = await runCli(['init', '--no-guard'], { cwd: repo.root, env: { PATH: `${join(repo.root, 'tools')}:${process.env.PATH ?? ''}` } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`clients start: majordomus mcp (on PATH here: ${join(repo.root, 'tools/majordomus')})`);
+  });
+
+  it('--npx writes `npx -y majordomus@<major> mcp` in all four configurations', async () => {
+    const repo = await bareRepo();
+    const result = await init(repo.root, ['--npx', '--no-guard']);
+    expect(result.code, result.stderr).toBe(0);
+    const args = ['-y', `majordomus@${MAJOR}`, 'mcp'];
+    expect(result.stdout).toContain(`clients start: npx ${args.join(' ')}\n`);
+    expect(result.stdout).toContain('commit: .ai/manifest.yaml');
+    expect(JSON.parse(await read(repo.root, '.mcp.json')).mcpServers.majordomus).toEqual({ type: 'stdio', command: 'npx', args, env: {} });
+    expect(JSON.parse(await read(repo.root, '.gemini/settings.json')).mcpServers.majordomus).toEqual({ command: 'npx', args, timeout: 600_000 });
+    expect(parseToml(await read(repo.root, '.codex/config.toml'))).toEqual({ mcp_servers: { majordomus: { command: 'npx', args, startup_timeout_sec: 120, required: true } } });
+    expect(JSON.parse(await read(repo.root, 'opencode.json')).mcp.majordomus).toEqual({ type: 'local', command: ['npx', ...args], enabled: true });
+  });
+
+  it('--local names this package\'s launcher by its absolute real path and says to keep the files out of git', async () => {
+    const repo = await bareRepo();
+    const result = await init(repo.root, ['--local', '--no-guard']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`clients start: ${LAUNCHER} (this machine's launcher, by its absolute path: keep the client configurations out of git)`);
+    expect(result.stdout).not.toContain('commit:');
+    expect(JSON.parse(await read(repo.root, '.mcp.json')).mcpServers.majordomus).toEqual({ type: 'stdio', command: LAUNCHER, args: [], env: {} });
+    expect(JSON.parse(await read(repo.root, '.gemini/settings.json')).mcpServers.majordomus).toEqual({ command: LAUNCHER, args: [], timeout: 600_000 });
+    expect(parseToml(await read(repo.root, '.codex/config.toml'))).toEqual({ mcp_servers: { majordomus: { command: LAUNCHER, args: [], startup_timeout_sec: 120, required: true } } });
+    expect(JSON.parse(await read(repo.root, 'opencode.json')).mcp.majordomus).toEqual({ type: 'local', command: [LAUNCHER], enabled: true });
     expect(LAUNCHER.startsWith('/')).toBe(true);
+  });
+
+  it('refuses --npx with --local (MAJ_USAGE), and switching styles is a conflict --force resolves', async () => {
+    const repo = await bareRepo();
+    const both = await init(repo.root, ['--npx', '--local']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('MAJ_USAGE: --npx and --local contradict each other');
+    expect(await tree(repo.root)).toEqual({});
+    expect((await init(repo.root, ['--local', '--no-guard'])).code).toBe(0);
+    const portable = await init(repo.root);
+    expect(portable.code).toBe(10);
+    expect(portable.stderr).toContain('MAJ_INIT_CONFLICT');
+    const forced = await init(repo.root, ['--force', '--no-guard']);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(JSON.parse(await read(repo.root, '.mcp.json')).mcpServers.majordomus.command).toBe(COMMAND);
   });
 
   it('changes nothing the second time: every file unchanged, "up to date", bytes identical', async () => {
@@ -147,8 +209,10 @@ describe('majordomus init merging into existing files', () => {
       ',',
       '        "majordomus": {',
       '            "type": "stdio",',
-      `            "command": ${JSON.stringify(LAUNCHER)},`,
-      '            "args": [],',
+      '            "command": "majordomus",',
+      '            "args": [',
+      '                "mcp"',
+      '            ],',
       '            "env": {}',
       '        }',
     ].join('\n');
@@ -172,11 +236,11 @@ describe('majordomus init merging into existing files', () => {
     const result = await init(repo.root);
     expect(result.code, result.stderr).toBe(0);
     expect(stateOf(result.stdout, '.mcp.json')).toBe('updated');
-    expect(JSON.parse(await read(repo.root, '.mcp.json')).mcpServers.majordomus.command).toBe(LAUNCHER);
+    expect(JSON.parse(await read(repo.root, '.mcp.json')).mcpServers.majordomus.command).toBe(COMMAND);
     expect(stateOf(result.stdout, 'opencode.jsonc')).toBe('updated');
     expect(existsSync(join(repo.root, 'opencode.json'))).toBe(false);
     expect(await read(repo.root, 'opencode.jsonc')).toBe(
-      `{\n  // mine\n  "theme": "dark",\n  "mcp": {\n    "majordomus": {\n      "type": "local",\n      "command": [\n        ${JSON.stringify(LAUNCHER)}\n      ],\n      "enabled": true\n    }\n  }\n}\n`,
+      '{\n  // mine\n  "theme": "dark",\n  "mcp": {\n    "majordomus": {\n      "type": "local",\n      "command": [\n        "majordomus",\n        "mcp"\n      ],\n      "enabled": true\n    }\n  }\n}\n',
     );
   });
 
@@ -194,7 +258,7 @@ describe('majordomus init merging into existing files', () => {
     const result = await init(repo.root);
     expect(result.code, result.stderr).toBe(0);
     expect(stateOf(result.stdout, '.codex/config.toml')).toBe('updated');
-    const table = `[mcp_servers.majordomus]\ncommand = ${JSON.stringify(LAUNCHER)}\nargs = []\nstartup_timeout_sec = 120\nrequired = true\n`;
+    const table = '[mcp_servers.majordomus]\ncommand = "majordomus"\nargs = ["mcp"]\nstartup_timeout_sec = 120\nrequired = true\n';
     expect(await read(repo.root, '.codex/config.toml')).toBe(`${original}\n${table}`);
   });
 });
@@ -203,15 +267,16 @@ describe('majordomus init with a majordomus entry of somebody else', () => {
   const theirs = '{\n  "mcpServers": {\n    "majordomus": {"command": "/opt/elsewhere/majordomus-mcp"},\n    "other": {"command": "x"}\n  }\n}\n';
   const codexTheirs = '# top\n[mcp_servers.majordomus]\ncommand = "elsewhere"  # theirs\n\n# about other\n[mcp_servers.other]\ncommand = "x"\n';
 
-  it('refuses without --force: MAJ_INIT_CONFLICT naming each file, nothing written', async () => {
+  it('refuses without --force: MAJ_INIT_CONFLICT naming each file, and a command path that does not exist here; nothing written', async () => {
     const repo = await bareRepo({ '.mcp.json': theirs, '.codex/config.toml': codexTheirs });
     const before = await tree(repo.root);
     const result = await init(repo.root);
     expect(result.code).toBe(10);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('MAJ_INIT_CONFLICT');
-    expect(result.stderr).toContain('.mcp.json: "mcpServers.majordomus" is already {"command":"/opt/elsewhere/majordomus-mcp"}');
-    expect(result.stderr).toContain('.codex/config.toml: [mcp_servers.majordomus] is already {"command":"elsewhere"}');
+    expect(result.stderr).toContain('.mcp.json: "mcpServers.majordomus" is already {"command":"/opt/elsewhere/majordomus-mcp"}, whose command /opt/elsewhere/majordomus-mcp does not exist on this machine');
+    // A name, not a path: nothing to say about this machine.
+    expect(result.stderr).toContain('.codex/config.toml: [mcp_servers.majordomus] is already {"command":"elsewhere"}\n');
     expect(result.stderr).toContain('--force');
     expect(await tree(repo.root)).toEqual(before);
   });
@@ -220,10 +285,13 @@ describe('majordomus init with a majordomus entry of somebody else', () => {
     const repo = await bareRepo({ '.mcp.json': theirs, '.codex/config.toml': codexTheirs });
     const result = await init(repo.root, ['--force', '--no-guard']);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/updated\s+\.mcp\.json\s+\(Claude Code; replaced the majordomus entry that was there \(--force\)\)/);
+    expect(result.stdout).toMatch(
+      /updated\s+\.mcp\.json\s+\(Claude Code; replaced the majordomus entry that was there \(--force\), whose command \/opt\/elsewhere\/majordomus-mcp does not exist on this machine\)/,
+    );
+    expect(result.stdout).toMatch(/updated\s+\.codex\/config\.toml\s+\(Codex; replaced the majordomus entry that was there \(--force\)\)/);
     const claude = JSON.parse(await read(repo.root, '.mcp.json'));
-    expect(claude.mcpServers).toEqual({ majordomus: { type: 'stdio', command: LAUNCHER, args: [], env: {} }, other: { command: 'x' } });
-    const table = `[mcp_servers.majordomus]\ncommand = ${JSON.stringify(LAUNCHER)}\nargs = []\nstartup_timeout_sec = 120\nrequired = true`;
+    expect(claude.mcpServers).toEqual({ majordomus: { type: 'stdio', command: COMMAND, args: ARGS, env: {} }, other: { command: 'x' } });
+    const table = '[mcp_servers.majordomus]\ncommand = "majordomus"\nargs = ["mcp"]\nstartup_timeout_sec = 120\nrequired = true';
     expect(await read(repo.root, '.codex/config.toml')).toBe(`# top\n${table}\n\n# about other\n[mcp_servers.other]\ncommand = "x"\n`);
     const again = await init(repo.root);
     expect(again.code, again.stderr).toBe(0);
@@ -240,7 +308,7 @@ describe('majordomus init --dry-run', () => {
     expect(await tree(repo.root)).toEqual(before);
     expect(result.stdout).toContain('--- /dev/null\n+++ b/.ai/manifest.yaml\n');
     expect(result.stdout).toContain('--- a/.mcp.json\n+++ b/.mcp.json\n');
-    expect(result.stdout).toContain(`+      "command": ${JSON.stringify(LAUNCHER)},`);
+    expect(result.stdout).toContain('+      "command": "majordomus",');
     for (const path of ['.gitignore', '.gemini/settings.json', '.codex/config.toml', 'opencode.json']) expect(result.stdout).toContain(`+++ b/${path}\n`);
     expect(result.stderr).toContain('dry run: would update .mcp.json');
     expect(result.stderr).toContain('nothing was written');

@@ -1,7 +1,8 @@
 /**
  * The launcher `bin/majordomus-mcp` (SPEC §6, ADR 3 "Clients start it"), black-box, in a COPY of
  * the package in a temporary directory (package.json, package-lock.json, tsconfig.json, src/,
- * workers/, bin/, and node_modules as a symbolic link to ours), so the real dist/ is never touched:
+ * workers/, bin/, and node_modules as a symbolic link to ours), so the real dist/ is never touched.
+ * In a source checkout (the copy is a git work tree with src/):
  * - a missing build is built with the real `npm run build`, its output on stderr; the client's
  *   initialize (written before the build finished) is answered and stdout holds only JSON-RPC;
  * - a current build runs as it is: no npm at all (a fake npm first on PATH records any call);
@@ -18,6 +19,12 @@
  * - the package root is found through a symbolic link to the launcher;
  * - in none of these does anything reach stdout before the server speaks;
  * - every client configuration parses and names bin/majordomus-mcp, which exists and is executable.
+ * In an installed package (no .git: npm's tarball; files with npm's fixed old mtime, directories
+ * with the install time, dependencies hoisted beside it):
+ * - the build it shipped runs as it is, even with src/ newer than it: no npm, no build, nothing on
+ *   stdout before the server's answer;
+ * - without a build: exit 12, MAJ_NO_BUILD naming the missing build and what makes it no source
+ *   checkout; nothing installed or built.
  */
 import { execFile, spawn } from 'node:child_process';
 import { constants, existsSync } from 'node:fs';
@@ -179,7 +186,7 @@ describe('bin/majordomus-mcp', () => {
     temp = await makeTempDir('majordomus-launcher-');
     repo = await createFixtureRepo({ files: { '.ai/repo/rules/launch.md': '# Launch\n\nThe launcher builds first.\n' } });
     // Sources, bin/ and a link to our node_modules; no dist/.
-    pkg = await copyPackage(temp.path, SOURCE_PARTS);
+    pkg = await copyPackage(temp.path, SOURCE_PARTS, { git: true });
     launcher = join(pkg, LAUNCHER_RELATIVE);
     main = join(pkg, MAIN_RELATIVE);
     fakeBinDir = join(temp.path, 'fake-bin');
@@ -316,7 +323,7 @@ describe('bin/majordomus-mcp', () => {
 
     beforeAll(async () => {
       bareTemp = await makeTempDir('majordomus-launcher-bare-');
-      bare = await copyPackage(bareTemp.path, ['package.json', 'bin', 'src'], { nodeModules: false });
+      bare = await copyPackage(bareTemp.path, ['package.json', 'bin', 'src'], { nodeModules: false, git: true });
     });
 
     afterAll(async () => {
@@ -393,7 +400,7 @@ describe('bin/majordomus-mcp in a package whose sources do not compile', () => {
   beforeAll(async () => {
     temp = await makeTempDir('majordomus-launcher-broken-');
     repo = await createFixtureRepo({ files: { '.ai/repo/rules/launch.md': '# Launch\n\nThe launcher builds first.\n' } });
-    pkg = await copyPackage(temp.path, SOURCE_PARTS);
+    pkg = await copyPackage(temp.path, SOURCE_PARTS, { git: true });
     await writeFile(join(pkg, 'src/broken.ts'), "export const broken: number = 'not a number';\n");
   });
 
@@ -421,6 +428,78 @@ describe('bin/majordomus-mcp in a package whose sources do not compile', () => {
     },
     BUILD_TIMEOUT_MS,
   );
+});
+
+describe('bin/majordomus-mcp in an installed package', () => {
+  let temp: { path: string; cleanup(): Promise<void> };
+  let repo: FixtureRepo;
+  let fakeBinDir: string;
+  let npmLog: string;
+
+  beforeAll(async () => {
+    temp = await makeTempDir('majordomus-launcher-installed-');
+    repo = await createFixtureRepo({ files: { '.ai/repo/rules/launch.md': '# Launch\n\nThe launcher runs what was installed.\n' } });
+    fakeBinDir = join(temp.path, 'fake-bin');
+    await mkdir(fakeBinDir);
+    await writeFile(join(fakeBinDir, 'npm'), FAKE_NPM, { mode: 0o755 });
+    npmLog = join(temp.path, 'npm-calls.log');
+  });
+
+  afterAll(async () => {
+    await repo?.cleanup();
+    await temp?.cleanup();
+  });
+
+  /** npm's shape of an installed package: files with a fixed old mtime, directories with the install time. */
+  async function npmTimes(path: string, now: Date): Promise<void> {
+    const info = await stat(path);
+    if (info.isDirectory()) {
+      for (const entry of await readdir(path)) await npmTimes(join(path, entry), now);
+      await utimes(path, now, now);
+    } else {
+      const npmEpoch = new Date('1985-10-26T08:15:00Z');
+      await utimes(path, npmEpoch, npmEpoch);
+    }
+  }
+
+  it('runs the build it shipped, even with src/ newer than it: no npm, no build, only the server on stdout', async () => {
+    const into = join(temp.path, 'with-src');
+    await mkdir(into);
+    // Dependencies hoisted beside the package, as a local `npm install majordomus` lays them out.
+    await symlink(join(PACKAGE_ROOT, 'node_modules'), join(into, 'node_modules'));
+    const installed = await copyPackage(into, ['package.json', 'bin', 'dist', 'page', 'src'], { nodeModules: false });
+    await npmTimes(installed, new Date());
+    expect(existsSync(join(installed, '.git'))).toBe(false);
+    const run = await runLauncher(join(installed, LAUNCHER_RELATIVE), ['--standalone'], {
+      cwd: repo.root,
+      env: { PATH: `${fakeBinDir}:${process.env.PATH ?? ''}`, FAKE_NPM_LOG: npmLog, FAKE_NPM_NODE_MODULES: join(PACKAGE_ROOT, 'node_modules') },
+      lines: [INITIALIZE],
+      closeWhen: (stdout) => stdout.includes('\n'),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(jsonRpcFrames(run.stdout)[0]?.id).toBe(1);
+    expect(run.stderr).not.toContain('building');
+    expect(run.stderr).not.toContain('installing');
+    expect(await readFile(npmLog, 'utf8').catch(() => '')).toBe('');
+    expect(existsSync(join(installed, 'node_modules'))).toBe(false);
+  });
+
+  it('without a build: exit 12 with MAJ_NO_BUILD naming the build and why it is no source checkout; nothing installed or built', async () => {
+    const into = join(temp.path, 'without-dist');
+    await mkdir(into);
+    const installed = await copyPackage(into, ['package.json', 'bin', 'page'], { nodeModules: false });
+    const run = await runLauncher(join(installed, LAUNCHER_RELATIVE), ['--standalone'], {
+      cwd: repo.root,
+      env: { PATH: `${fakeBinDir}:${process.env.PATH ?? ''}`, FAKE_NPM_LOG: npmLog },
+    });
+    expect(run.code, run.stderr).toBe(12);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(`majordomus-mcp: MAJ_NO_BUILD: ${join(installed, MAIN_RELATIVE)} is missing, and ${installed} is not a source checkout (no .git, no src/)`);
+    expect(run.stderr).toContain('reinstall majordomus');
+    expect(await readFile(npmLog, 'utf8').catch(() => '')).toBe('');
+    expect(existsSync(join(installed, 'dist'))).toBe(false);
+    expect(existsSync(join(installed, 'node_modules'))).toBe(false);
+  });
 });
 
 describe('client configurations', () => {

@@ -6,6 +6,7 @@
 import { chmod, cp, mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from './cli.js';
+import { git } from './fixture-repo.js';
 
 /** What the built executable needs to run and to find itself: `generate` writes into docs/generated. */
 export const BUILT_PARTS = ['package.json', 'dist', 'docs/generated', 'page'] as const;
@@ -15,6 +16,11 @@ export const SOURCE_PARTS = ['package.json', 'package-lock.json', 'tsconfig.json
 export interface PackageCopyOptions {
   /** Link `<copy>/node_modules` to ours. Default true. */
   nodeModules?: boolean;
+  /**
+   * Make the copy a source checkout (`git init` at its root), as the launcher wants before it
+   * installs or builds anything; without it the copy is shaped like an installed package.
+   */
+  git?: boolean;
 }
 
 /** Copies `parts` (paths relative to the package root) into `<into>/package` and answers that path. */
@@ -24,5 +30,6 @@ export async function copyPackage(into: string, parts: readonly string[], option
   for (const part of parts) await cp(join(PACKAGE_ROOT, part), join(root, part), { recursive: true });
   if (parts.includes('bin')) await chmod(join(root, 'bin/majordomus-mcp'), 0o755);
   if (options.nodeModules ?? true) await symlink(join(PACKAGE_ROOT, 'node_modules'), join(root, 'node_modules'));
+  if (options.git === true) await git(root, ['init', '-q']);
   return root;
 }

@@ -1,17 +1,21 @@
 /**
- * `majordomus init [--force] [--dry-run] [--guard | --no-guard]`: sets a repository up for
- * majordomus (docs/INIT.md). The whole plan is computed first; a file that cannot be parsed or an
- * entry of somebody else's is refused before anything is written. stdout carries what was written
- * (or, with --dry-run, the diff); every log line goes to stderr.
+ * `majordomus init [--npx | --local] [--force] [--dry-run] [--guard | --no-guard]`: sets a
+ * repository up for majordomus (docs/INIT.md). The whole plan is computed first; a file that cannot
+ * be parsed or an entry of somebody else's is refused before anything is written. stdout carries
+ * what was written (or, with --dry-run, the diff); every log line goes to stderr.
  */
 import { createInterface } from 'node:readline/promises';
 import { EXIT, MajordomusError, errorMessage } from '../../platform/errors.js';
 import { planDiff } from '../../init/diff.js';
 import { guardState, installGuard, type GuardState } from '../../init/guard.js';
 import { planInit, type InitPlan, type PlannedFile } from '../../init/plan.js';
-import { initRoot, launcherPath } from '../../init/root.js';
+import { initRoot } from '../../init/root.js';
+import { resolveCommand } from '../../init/command-path.js';
+import { serverCommand, type CommandStyle, type ServerCommand } from '../../init/server-command.js';
 import { writePlan } from '../../init/write.js';
+import { commandEnvironment } from '../../platform/child-env.js';
 import { log } from '../../platform/log.js';
+import { VERSION } from '../../platform/version.js';
 import { usageError, type ParsedArgs } from '../args.js';
 
 const INSTALL_COMMAND = 'majordomus guard install';
@@ -29,8 +33,15 @@ function guardChoice(args: ParsedArgs): GuardChoice {
   return 'ask';
 }
 
+function commandStyle(args: ParsedArgs): CommandStyle {
+  if (args.options.npx === true && args.options.local === true) throw usageError('--npx and --local contradict each other');
+  if (args.options.npx === true) return 'npx';
+  return args.options.local === true ? 'local' : 'path';
+}
+
 function fileLine(file: PlannedFile, width: number): string {
-  const replaced = file.conflict !== null && file.state === 'updated' ? '; replaced the majordomus entry that was there (--force)' : '';
+  const stale = file.stale === undefined ? '' : `, whose command ${file.stale}`;
+  const replaced = file.conflict !== null && file.state === 'updated' ? `; replaced the majordomus entry that was there (--force)${stale}` : '';
   const client = file.client === undefined ? '' : ` (${file.client}${replaced})`;
   return `${file.state.padEnd(10)}${file.path.padEnd(width)}${client}`.trimEnd();
 }
@@ -81,9 +92,23 @@ async function offerGuard(root: string, choice: GuardChoice, state: GuardState, 
   }
 }
 
-function report(plan: InitPlan, guardLine: string, guardChanged: boolean): string[] {
+/** What the configurations start, and whether the files may be committed (docs/INIT.md "Which files to commit"). */
+async function commandLines(plan: InitPlan, server: ServerCommand): Promise<string[]> {
+  const shown = [server.command, ...server.args].join(' ');
+  if (server.style === 'local') {
+    return [`clients start: ${shown} (this machine's launcher, by its absolute path: keep the client configurations out of git)`];
+  }
+  let start = `clients start: ${shown}`;
+  if (server.style === 'path') {
+    const found = await resolveCommand(server.command, plan.root, commandEnvironment().PATH);
+    start += found.found ? ` (on PATH here: ${found.path})` : ` (NOT on PATH here: install it with npm install -g majordomus, or run init --npx)`;
+  }
+  return [start, `commit: ${plan.files.map((file) => file.path).join(' ')}`];
+}
+
+async function report(plan: InitPlan, server: ServerCommand, guardLine: string, guardChanged: boolean): Promise<string[]> {
   const width = Math.max(...plan.files.map((file) => file.path.length)) + 2;
-  const lines = [`majordomus init in ${plan.root}`, ...plan.files.map((file) => fileLine(file, width)), guardLine];
+  const lines = [`majordomus init in ${plan.root}`, ...plan.files.map((file) => fileLine(file, width)), guardLine, ...(await commandLines(plan, server))];
   const changed = plan.files.some((file) => file.state !== 'unchanged') || guardChanged;
   // Gemini CLI reads .gemini/settings.json only in the directory it starts in (docs/INIT.md).
   lines.push(changed ? 'done: start claude, codex or opencode anywhere in the repository, gemini at its root' : 'up to date: nothing to change');
@@ -96,11 +121,13 @@ export async function runInit(args: ParsedArgs): Promise<number> {
     if (args.options[name] !== undefined) throw usageError(`--${name} is not an option of init`);
   }
   const choice = guardChoice(args);
+  const style = commandStyle(args);
   const dryRun = args.options['dry-run'] === true;
   const force = args.options.force === true;
 
   const root = await initRoot(args.global.repo, process.cwd());
-  const plan = await planInit(root, { launcher: await launcherPath(), force });
+  const server = await serverCommand(style, VERSION);
+  const plan = await planInit(root, { server, force });
   if (plan.conflicts.length > 0) throw conflictError(plan.conflicts);
   const state = await guardState(root);
   if (state === 'no-git' && choice === 'install') {
@@ -117,6 +144,6 @@ export async function runInit(args: ParsedArgs): Promise<number> {
 
   await writePlan(plan);
   const guard = await offerGuard(root, choice, state, false);
-  print(report(plan, guard.line, guard.line.startsWith('git guard: installed (')).join('\n'));
+  print((await report(plan, server, guard.line, guard.line.startsWith('git guard: installed ('))).join('\n'));
   return guard.failed ? EXIT.contract : EXIT.ok;
 }

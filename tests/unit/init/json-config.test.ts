@@ -55,7 +55,7 @@ describe('mergeJsonEntry', () => {
 
   it('reports a differing entry as a conflict and changes nothing; with force replaces it in place', () => {
     const text = '{\n  "mcpServers": {\n    "majordomus": {"command": "elsewhere"}, // theirs\n    "b": 2\n  }\n}\n';
-    expect(merge(text)).toEqual({ text, conflict: '"mcpServers.majordomus" is already {"command":"elsewhere"}' });
+    expect(merge(text)).toEqual({ text, conflict: '"mcpServers.majordomus" is already {"command":"elsewhere"}', existing: { command: 'elsewhere' } });
     const forced = merge(text, true);
     expect(forced.conflict).toBe('"mcpServers.majordomus" is already {"command":"elsewhere"}');
     expect(forced.text).toBe('{\n  "mcpServers": {\n    "majordomus": {\n      "command": "/abs/bin/majordomus-mcp",\n      "args": []\n    }, // theirs\n    "b": 2\n  }\n}\n');

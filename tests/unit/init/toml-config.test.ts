@@ -63,7 +63,7 @@ describe('mergeTomlTable', () => {
   it('reports a differing table as a conflict; with force replaces its block and sub-tables only', () => {
     const text = '# top\n[mcp_servers.majordomus]\ncommand = "old"\n[mcp_servers.majordomus.env]\nA = "1"\n\n# about b\n[b]\nx = 1\n';
     const refused = merge(text);
-    expect(refused).toEqual({ text, conflict: '[mcp_servers.majordomus] is already {"command":"old","env":{"A":"1"}}' });
+    expect(refused).toEqual({ text, conflict: '[mcp_servers.majordomus] is already {"command":"old","env":{"A":"1"}}', existing: { command: 'old', env: { A: '1' } } });
     const forced = merge(text, true);
     expect(forced.conflict).toBe(refused.conflict);
     expect(forced.text).toBe(`# top\n${TABLE}\n# about b\n[b]\nx = 1\n`);
