@@ -6,7 +6,7 @@
  * It runs in the HTTP thread only; the app must be closed before that thread ends (a uWS app left
  * open in an ending thread aborts the process).
  */
-import uWS from '@trufflesuite/uws-js-unofficial';
+import uWS from '@based/uws';
 import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import { errorReply, isStreamed, type HttpReply, type ReplySink, type RouteReply, type StreamedReply } from './reply.js';
@@ -59,7 +59,7 @@ export interface LiveRoute {
 
 export type UwsStart = { ok: true; server: UwsServer } | { ok: false; reason: string };
 
-/** What this uWS build has beyond its published typings: `close()` and listen with options. */
+/** The two app calls used here: the typings (v20.51.0) lack listen with both a host and options, which the addon takes. */
 interface UwsApp {
   close(): void;
   listen(host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void): UwsApp;
