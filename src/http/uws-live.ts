@@ -4,7 +4,7 @@
  * close the socket; each text frame is decoded (invalid UTF-8 reads as malformed) and handed to
  * the feed, which knows nothing of uWS.
  */
-import uWS from '@trufflesuite/uws-js-unofficial';
+import uWS from '@based/uws';
 import type { HttpReply } from '../platform/http-exchange.js';
 import type { LiveConnection, LiveSocket } from '../page/feed.js';
 import { writeReply } from './uws-reply.js';

@@ -4,7 +4,7 @@
  * back once, unless the client went away first (`onAborted`: nothing touches the response after
  * that). Part of the uWS adapter (src/http/uws-server.ts).
  */
-import type uWS from '@trufflesuite/uws-js-unofficial';
+import type uWS from '@based/uws';
 import { errorMessage } from '../platform/errors.js';
 import { errorReply, isStreamed, MAX_BODY_BYTES, type HttpReply, type HttpRequest, type RouteReply } from '../platform/http-exchange.js';
 import { streamReply, writeReply } from './uws-reply.js';

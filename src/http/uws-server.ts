@@ -6,7 +6,7 @@
  * It runs in the HTTP thread only; the app must be closed before that thread ends (a uWS app left
  * open in an ending thread aborts the process).
  */
-import uWS from '@trufflesuite/uws-js-unofficial';
+import uWS from '@based/uws';
 import { liveBehavior, type LiveData, type LiveRoute } from './uws-live.js';
 import { serveRequest, type RequestHandler } from './uws-request.js';
 
