@@ -1,6 +1,6 @@
 /**
  * The HTTP thread's entry: what it serves the main thread (`HttpControl`, src/threads/http.ts)
- * over its body (src/http/http-service.ts: the uWS adapter, the router, the dispatcher and the
+ * over its body (src/http/http-service.ts: the HTTP engine, the router, the dispatcher and the
  * pool, the `/mcp` sessions, the gateway, the live page).
  */
 import { parentPort, workerData } from 'node:worker_threads';

@@ -4,7 +4,7 @@
  * JSON body with Content-Length, like the product does. Logs "uws-hello: listening PORT" on
  * stderr; stdin EOF closes it.
  */
-import uWS from '@trufflesuite/uws-js-unofficial';
+import uWS from '@based/uws';
 
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 const body = JSON.stringify({ hello: 'world' });

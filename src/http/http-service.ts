@@ -1,6 +1,6 @@
 /**
- * What the HTTP thread runs (workers/http-thread.ts is its wiring): the uWS adapter feeds the
- * router; capability calls go through the dispatcher (peer board → main thread, pure queries →
+ * What the HTTP thread runs (workers/http-thread.ts is its wiring): an HTTP engine (uWS, or
+ * node:http where uWS cannot load: src/http/engine.ts) feeds the router; capability calls go through the dispatcher (peer board → main thread, pure queries →
  * answer cache, the rest → the pool); `/mcp` sessions use the remote backend; the model gateway
  * and the live page sit beside them. It keeps copies of what the main thread says (the leaseholder
  * flag, the peer count) so that `GET /` never waits on the main thread, and does what the main
@@ -28,7 +28,8 @@ import { openApiText } from './openapi.js';
 import { RemoteMcpBackend } from './remote-backend.js';
 import { createRouter, type Router } from './router.js';
 import { loadSwaggerAssets } from './swagger.js';
-import { UwsServer } from './uws-server.js';
+import { startServer } from './engine.js';
+import type { ListeningServer } from './server-contract.js';
 
 /** A call to the main thread that takes longer than this fails (it never waits forever). */
 const HOST_CALL_TIMEOUT_MS = 30_000;
@@ -44,7 +45,7 @@ export class HttpService {
   readonly #gateway: Gateway;
   readonly #page: LivePage;
   readonly #route: Router;
-  #server: UwsServer | null = null;
+  #server: ListeningServer | null = null;
   #started: HttpStartMessage = { type: 'failed', reason: 'not started' };
   /** Names this server's port once bound (Host and Origin must). */
   #guard: HostGuard;
@@ -127,6 +128,8 @@ export class HttpService {
       leaseholder: () => this.#leaseholder,
       generation: () => this.#generation,
       baseUrl: () => this.#url(),
+      // Requests arrive only through a server that is listening.
+      engine: () => (this.#server as ListeningServer).engine,
       gateway: { paths: new Set([CHAT_COMPLETIONS_PATH, MODELS_PATH]), handle: (request) => this.#gateway.handle(request) },
       page: this.#page.assets,
     });
@@ -201,7 +204,7 @@ export class HttpService {
 
   async #listen(): Promise<void> {
     const data = this.#data;
-    const started = await UwsServer.start({
+    const started = await startServer(data.engine, {
       host: data.host,
       port: data.port,
       fallbackToFreePort: data.fallbackToFreePort,
@@ -209,12 +212,13 @@ export class HttpService {
       live: this.#page.route,
     });
     if (!started.ok) {
-      this.#started = { type: 'failed', reason: started.reason };
+      this.#started = { type: 'failed', reason: started.reason, code: started.code };
       return;
     }
-    this.#server = started.server;
-    this.#guard = hostGuard(data.host, started.server.port);
-    this.#started = { type: 'listening', port: started.server.port, requestedPort: data.port };
+    const { server } = started;
+    this.#server = server;
+    this.#guard = hostGuard(data.host, server.port);
+    this.#started = { type: 'listening', port: server.port, requestedPort: data.port, engine: server.engine, fallback: started.fallback };
   }
 
   #url(): string {

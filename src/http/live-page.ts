@@ -14,7 +14,7 @@ import { LiveFeed, MAX_FRAME_BYTES, type FeedPart, type PageServerState } from '
 import { CHANGE_STREAM, type HarnessControl } from '../threads/harness.js';
 import type { HostControl } from '../threads/http.js';
 import { LIVE_PATH } from './router.js';
-import type { LiveRoute } from './uws-live.js';
+import type { LiveRoute } from './server-contract.js';
 
 export interface LivePageOptions {
   /** The lease's token, which a page's hello must carry. */
@@ -40,7 +40,7 @@ function pageAssets(): PageAssets | undefined {
 export class LivePage {
   /** What the router serves under `GET /` and `/page/`, when the package has it. */
   readonly assets: PageAssets | undefined = pageAssets();
-  /** The `/live` WebSocket route the uWS adapter opens. */
+  /** The `/live` WebSocket route the HTTP engine opens. */
   readonly route: LiveRoute;
   readonly #feed: LiveFeed;
   readonly #harnessChanges = new AbortController();

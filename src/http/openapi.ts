@@ -3,6 +3,7 @@
  * server answers `/openapi.json` with it and `generate` writes the same bytes to docs/generated/.
  */
 import { WIRE_ERRORS, type WireErrorCode } from '../platform/errors.js';
+import { HTTP_ENGINES } from '../platform/settings.js';
 import type { CapabilityCatalog, CapabilityEntry, JsonSchema } from '../registry/catalog.js';
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
@@ -90,13 +91,17 @@ function fixedPaths(): Record<string, unknown> {
               'application/json': {
                 schema: {
                   type: 'object',
-                  required: ['name', 'version', 'repository_id', 'leaseholder', 'authorized', 'surfaces', 'peers'],
+                  required: ['name', 'version', 'repository_id', 'leaseholder', 'authorized', 'engine', 'surfaces', 'peers'],
                   properties: {
                     name: { const: 'majordomus' },
                     version: { type: 'string' },
                     repository_id: { type: 'string' },
                     leaseholder: { type: 'boolean' },
                     authorized: { type: 'boolean', description: "Whether the request carried this server's bearer token (how a lease's probe recognises the server that wrote it)." },
+                    engine: {
+                      enum: [...HTTP_ENGINES],
+                      description: 'The library serving HTTP: `uws` (uWebSockets.js), or `node` (node:http) where uWebSockets.js cannot load or MAJORDOMUS_HTTP_ENGINE=node.',
+                    },
                     surfaces: {
                       type: 'object',
                       properties: {

@@ -7,6 +7,7 @@ import { decodeUtf8, JsonInputError, parseJsonInput } from '../platform/json-inp
 import type { CapabilityCatalog, CapabilityEntry } from '../registry/catalog.js';
 import type { CallOutcome } from '../platform/call.js';
 import { bearerMatches, type HostGuard } from '../platform/access.js';
+import type { HttpEngine } from '../platform/settings.js';
 import type { McpEndpoint } from './mcp-endpoint.js';
 import { inputFromQuery } from './query.js';
 import { errorReply, jsonReply, type HttpReply, type HttpRequest, type RouteReply } from '../platform/http-exchange.js';
@@ -31,6 +32,8 @@ export interface RouterServices {
   /** The layer generation this thread serves (1 at start, +1 per reload). */
   generation(): number;
   baseUrl(): string;
+  /** The library serving HTTP (src/http/engine.ts): `uws`, or `node` where uWS cannot load. */
+  engine(): HttpEngine;
   /**
    * The model gateway (src/gateway/): OpenAI's wire, not ours, so its paths bypass the capability
    * routes; it checks the token itself (it also takes its own key) and shapes its own errors.
@@ -111,6 +114,7 @@ export function createRouter(services: RouterServices): Router {
       repository_id: services.repositoryId,
       leaseholder: services.leaseholder(),
       generation: services.generation(),
+      engine: services.engine(),
       // Whether the request carried this server's token: how a lease's probe knows it reached
       // the server that wrote the lease.
       authorized: authorized(request),

@@ -2,22 +2,12 @@
  * The WebSocket route of the uWS adapter (the live page's feed): the upgrade request passes the
  * same Host/Origin guard as every request (a page elsewhere cannot open it); frames over the bound
  * close the socket; each text frame is decoded (invalid UTF-8 reads as malformed) and handed to
- * the feed, which knows nothing of uWS.
+ * the feed, which knows nothing of uWS. The node:http engine's counterpart is src/http/node-live.ts.
  */
-import uWS from '@trufflesuite/uws-js-unofficial';
-import type { HttpReply } from '../platform/http-exchange.js';
+import uWS from '@based/uws';
 import type { LiveConnection, LiveSocket } from '../page/feed.js';
+import { LIVE_IDLE_SECONDS, type LiveRoute } from './server-contract.js';
 import { writeReply } from './uws-reply.js';
-
-/** A WebSocket route: who may open it (checked on the upgrade request), and what serves each socket. */
-export interface LiveRoute {
-  path: string;
-  /** Frames larger than this close the socket (1009). */
-  maxFrameBytes: number;
-  /** Null to accept the upgrade, else the reply that refuses it (Host/Origin, capacity). */
-  refusal(host: string, origin: string): HttpReply | null;
-  open(socket: LiveSocket): LiveConnection;
-}
 
 /** What uWS keeps with each page socket: the feed's handlers once it opened. */
 export interface LiveData {
@@ -29,7 +19,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 export function liveBehavior(live: LiveRoute): uWS.WebSocketBehavior<LiveData> {
   return {
     maxPayloadLength: live.maxFrameBytes,
-    idleTimeout: 120,
+    idleTimeout: LIVE_IDLE_SECONDS,
     sendPingsAutomatically: true,
     maxBackpressure: 4 * 1024 * 1024,
     compression: uWS.DISABLED,

@@ -3,7 +3,7 @@
  * written as they come (SSE) until the route ends it or the client goes away. Part of the uWS
  * adapter (src/http/uws-server.ts); nothing outside the adapter knows uWS.
  */
-import type uWS from '@trufflesuite/uws-js-unofficial';
+import type uWS from '@based/uws';
 import { errorMessage } from '../platform/errors.js';
 import { log } from '../platform/log.js';
 import type { HttpReply, ReplySink, RouteReply, StreamedReply } from '../platform/http-exchange.js';

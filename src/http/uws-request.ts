@@ -2,20 +2,14 @@
  * Reading a request with uWebSockets.js: the headers into a plain `HttpRequest`, then a bounded
  * body (an oversized one drained, then refused with 413), handed to the router; its reply written
  * back once, unless the client went away first (`onAborted`: nothing touches the response after
- * that). Part of the uWS adapter (src/http/uws-server.ts).
+ * that). Part of the uWS adapter (src/http/uws-server.ts); the limits are every engine's
+ * (src/http/server-contract.ts).
  */
-import type uWS from '@trufflesuite/uws-js-unofficial';
+import type uWS from '@based/uws';
 import { errorMessage } from '../platform/errors.js';
-import { errorReply, isStreamed, MAX_BODY_BYTES, type HttpReply, type HttpRequest, type RouteReply } from '../platform/http-exchange.js';
+import { errorReply, isStreamed, MAX_BODY_BYTES, type RouteReply } from '../platform/http-exchange.js';
+import { bodyPlan, DRAIN_LIMIT_BYTES, routeRequest, tooLargeReply, type RequestHandler } from './server-contract.js';
 import { streamReply, writeReply } from './uws-reply.js';
-
-/** An oversized body is drained up to this much before the connection is cut. */
-const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
-
-const EMPTY = new Uint8Array(0);
-
-/** What answers a request (the router). */
-export type RequestHandler = (request: HttpRequest) => Promise<RouteReply>;
 
 export function serveRequest(res: uWS.HttpResponse, req: uWS.HttpRequest, handle: RequestHandler): void {
   const method = req.getCaseSensitiveMethod().toUpperCase();
@@ -23,24 +17,8 @@ export function serveRequest(res: uWS.HttpResponse, req: uWS.HttpRequest, handle
   // Aborted when the client goes away before its reply ended: a route waiting on another server
   // (the gateway) stops waiting, a stream stops writing.
   const gone = new AbortController();
-  const request: HttpRequest = {
-    method: head ? 'GET' : method,
-    path: req.getUrl(),
-    query: req.getQuery() ?? '',
-    host: req.getHeader('host'),
-    origin: req.getHeader('origin'),
-    authorization: req.getHeader('authorization'),
-    contentType: req.getHeader('content-type'),
-    accept: req.getHeader('accept'),
-    sessionId: req.getHeader('mcp-session-id'),
-    peerHint: req.getHeader('mcp-peer-id'),
-    spawnDepth: req.getHeader('mcp-spawn-depth'),
-    clientPids: req.getHeader('mcp-client-pids'),
-    task: req.getHeader('x-majordomus-task'),
-    body: EMPTY,
-    signal: gone.signal,
-  };
-  const declared = req.getHeader('content-length');
+  const request = routeRequest(method, req.getUrl(), req.getQuery() ?? '', (name) => req.getHeader(name), gone.signal);
+  const plan = bodyPlan(method, req.getHeader('content-length'));
   let answered = false;
   /** Set while a stream is being written: tells it the client has gone. */
   let onGone: (() => void) | null = null;
@@ -61,18 +39,17 @@ export function serveRequest(res: uWS.HttpResponse, req: uWS.HttpRequest, handle
   const dispatch = (): void => {
     handle(request).then(respond, (error: unknown) => respond(errorReply('internal', errorMessage(error))));
   };
-  const tooLargeReply = (): HttpReply => errorReply('too_large', `the body is larger than ${MAX_BODY_BYTES} bytes`);
 
-  if (declared !== '' && Number(declared) > DRAIN_LIMIT_BYTES) {
+  if (plan.kind === 'refuse') {
     // Not worth reading: answer now and close the connection.
     respond(tooLargeReply(), true);
     return;
   }
-  let tooLarge = declared !== '' && Number(declared) > MAX_BODY_BYTES;
-  if (!tooLarge && (method === 'GET' || head || (method === 'DELETE' && declared === ''))) {
+  if (plan.kind === 'none') {
     dispatch();
     return;
   }
+  let tooLarge = plan.tooLarge;
   const chunks: Buffer[] = [];
   let size = 0;
   res.onData((chunk, isLast) => {

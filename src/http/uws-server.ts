@@ -2,25 +2,15 @@
  * The uWebSockets.js adapter: the app, its listen socket and its routes. A request is read into a
  * plain `HttpRequest` and handed to the router (src/http/uws-request.ts), its reply written back
  * whole or as a stream (src/http/uws-reply.ts); the live page's WebSocket has a route of its own
- * (src/http/uws-live.ts). Nothing outside these four files knows uWS.
+ * (src/http/uws-live.ts). Nothing outside these four files knows uWS; src/http/engine.ts loads
+ * them only when uWS loads on this system.
  * It runs in the HTTP thread only; the app must be closed before that thread ends (a uWS app left
  * open in an ending thread aborts the process).
  */
-import uWS from '@trufflesuite/uws-js-unofficial';
-import { liveBehavior, type LiveData, type LiveRoute } from './uws-live.js';
-import { serveRequest, type RequestHandler } from './uws-request.js';
-
-export interface UwsServerOptions {
-  host: string;
-  port: number;
-  /** Try a free port when `port` is taken. */
-  fallbackToFreePort: boolean;
-  handle: RequestHandler;
-  /** A WebSocket route (the live page's feed), when the server has one. */
-  live?: LiveRoute;
-}
-
-export type UwsStart = { ok: true; server: UwsServer } | { ok: false; reason: string };
+import uWS from '@based/uws';
+import type { LiveRoute, ListeningServer, RequestHandler, ServerOptions, ServerStart } from './server-contract.js';
+import { liveBehavior, type LiveData } from './uws-live.js';
+import { serveRequest } from './uws-request.js';
 
 /** What this uWS build has beyond its published typings: `close()` and listen with options. */
 interface UwsApp {
@@ -31,7 +21,8 @@ interface UwsApp {
 // uWS shares a port with other processes (SO_REUSEPORT) unless told otherwise.
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 
-export class UwsServer {
+export class UwsServer implements ListeningServer {
+  readonly engine = 'uws';
   readonly #app: UwsApp;
   #listenSocket: uWS.us_listen_socket | null = null;
   #port = 0;
@@ -44,7 +35,7 @@ export class UwsServer {
   }
 
   /** Binds (falling back to a free port when asked); the reason when nothing could be bound. */
-  static async start(options: UwsServerOptions): Promise<UwsStart> {
+  static async start(options: ServerOptions): Promise<ServerStart> {
     const server = new UwsServer(options.handle, options.live);
     let port = await server.#listen(options.host, options.port);
     if (port === null && options.fallbackToFreePort && options.port !== 0) port = await server.#listen(options.host, 0);

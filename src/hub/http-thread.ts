@@ -101,6 +101,7 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
     answerCache: config.answerCache,
     nice: config.httpNice,
     faultCapability: config.faultCapability,
+    engine: config.httpEngine,
   };
   const control = rpcClient<HttpControl>(controlChannel.port1, HTTP_CONTROL_METHODS, {
     timeoutMs: CONTROL_TIMEOUT_MS,
@@ -119,12 +120,14 @@ export async function startHttpThread(runtime: Runtime, options: HttpThreadOptio
     },
     onError: (error) => log.error(`HTTP thread failed: ${error.stack ?? error.message}`),
   });
-  const started = await worker.started<HttpStartMessage>(START_DEADLINE_MS, (reason) => ({ type: 'failed', reason }));
+  // A thread that ends (or stays silent) before it is ready failed in a way no port explains.
+  const started = await worker.started<HttpStartMessage>(START_DEADLINE_MS, (reason) => ({ type: 'failed', reason, code: 'MAJ_INTERNAL' }));
   if (started.type === 'failed') {
     // A thread whose listen failed ends by itself (its stop is under way); its ports are released with it.
     await worker.stop();
-    throw new MajordomusError('MAJ_PORT_UNAVAILABLE', started.reason);
+    throw new MajordomusError(started.code ?? 'MAJ_PORT_UNAVAILABLE', started.reason);
   }
+  if (started.fallback !== null) log.warn(started.fallback);
   if (options.onUnexpectedExit) worker.onUnexpectedExit(options.onUnexpectedExit);
   const { untilExit } = worker;
   const thread: HttpThread = {

@@ -45,14 +45,18 @@ export interface OwnerOptions {
   lock: ServerLock | null;
 }
 
-/** The server cannot start (no port); `loaded` lets the caller serve its client alone. */
+/**
+ * The server cannot start (no port, no HTTP engine, a thread that died); `loaded` lets the caller
+ * serve its client alone, `cause` is the failure (a `MajordomusError` names its code).
+ */
 export class CannotShare extends Error {
   override name = 'CannotShare';
   constructor(
     message: string,
     readonly loaded: Loaded,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -140,7 +144,7 @@ export class Owner {
     try {
       harness = await startHarnessThread({ snapshot, harnessDir });
     } catch (error) {
-      throw new CannotShare(error instanceof Error ? error.message : String(error), options.loaded);
+      throw new CannotShare(error instanceof Error ? error.message : String(error), options.loaded, { cause: error });
     }
     let http: HttpThread;
     try {
@@ -158,7 +162,7 @@ export class Owner {
       });
     } catch (error) {
       await harness.stop();
-      throw new CannotShare(error instanceof Error ? error.message : String(error), options.loaded);
+      throw new CannotShare(error instanceof Error ? error.message : String(error), options.loaded, { cause: error });
     }
     url = http.url;
     owner = new Owner(runtime, http, harness, options, new BoardFile(boardPath, lease.token, epoch));

@@ -31,6 +31,7 @@ export const LOCAL_ERRORS = {
   MAJ_UNKNOWN_CAPABILITY: { exit: EXIT.missing, summary: 'No capability has that id.' },
   MAJ_NO_BUILD: { exit: EXIT.missing, summary: 'The executable has not been built.' },
   MAJ_NOT_A_REPOSITORY: { exit: EXIT.missing, summary: '`init` was run outside a git work tree without --repo.' },
+  MAJ_HTTP_ENGINE: { exit: EXIT.missing, summary: 'MAJORDOMUS_HTTP_ENGINE=uws, but uWebSockets.js has no binary this system can load (unset it: node:http serves where uWS cannot).' },
   MAJ_NO_SERVER: { exit: EXIT.missing, summary: 'No live server holds the checkout\'s lease (`majordomus open` needs one: start `majordomus serve`).' },
   MAJ_GIT_UNAVAILABLE: { exit: EXIT.internal, summary: 'git could not list the tracked files.' },
   MAJ_REGISTRY_INVALID: { exit: EXIT.internal, summary: 'The capability registry refused to build.' },

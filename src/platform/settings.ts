@@ -22,6 +22,10 @@ import { MajordomusError } from './errors.js';
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** The libraries the HTTP thread can serve with: uWebSockets.js, or node:http (with `ws`). */
+export const HTTP_ENGINES = ['uws', 'node'] as const;
+export type HttpEngine = (typeof HTTP_ENGINES)[number];
+
 export interface Settings {
   /** `MAJORDOMUS_LOG`: the log threshold. */
   logLevel: LogLevel;
@@ -31,6 +35,11 @@ export interface Settings {
   answerCache: boolean;
   /** `MAJORDOMUS_HTTP_NICE`: nice value of the HTTP and pool threads (0 disables). */
   httpNice: number;
+  /**
+   * `MAJORDOMUS_HTTP_ENGINE`: `uws` or `node` forces the HTTP engine; null (unset): uWebSockets.js
+   * when its binary loads on this system, else node:http (src/http/engine.ts).
+   */
+  httpEngine: HttpEngine | null;
   /** `MAJORDOMUS_IDLE_SESSION_MS`: idle expiry of an HTTP MCP session. */
   idleSessionMs: number;
   /** `MAJORDOMUS_PING_MS`: how often a bridge pings its server. */
@@ -100,6 +109,10 @@ export function readSettings(env: Env = process.env): Settings {
   }
   const cache = env.MAJORDOMUS_ANSWER_CACHE;
   if (cache !== undefined && cache !== '' && cache !== '0' && cache !== '1') throw invalid('MAJORDOMUS_ANSWER_CACHE', cache, '0 or 1');
+  const engine = env.MAJORDOMUS_HTTP_ENGINE;
+  if (engine !== undefined && engine !== '' && !(HTTP_ENGINES as readonly string[]).includes(engine)) {
+    throw invalid('MAJORDOMUS_HTTP_ENGINE', engine, `one of ${HTTP_ENGINES.join(', ')}`);
+  }
   const fault = env.MAJORDOMUS_FAULT;
   if (fault !== undefined && fault !== '' && !/^capability:[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/.test(fault)) {
     throw invalid('MAJORDOMUS_FAULT', fault, 'capability:<namespace.local>');
@@ -109,6 +122,7 @@ export function readSettings(env: Env = process.env): Settings {
     poolThreads: integer(env, 'MAJORDOMUS_POOL_THREADS', Math.max(1, availableParallelism() - 1), 1, 64),
     answerCache: cache !== '0',
     httpNice: integer(env, 'MAJORDOMUS_HTTP_NICE', DEFAULTS.httpNice, 0, 19),
+    httpEngine: engine ? (engine as HttpEngine) : null,
     idleSessionMs: integer(env, 'MAJORDOMUS_IDLE_SESSION_MS', DEFAULTS.idleSessionMs, 50, 24 * 3600_000),
     pingMs: integer(env, 'MAJORDOMUS_PING_MS', DEFAULTS.pingMs, 50, 3600_000),
     maxSessions: integer(env, 'MAJORDOMUS_MAX_SESSIONS', DEFAULTS.maxSessions, 1, 100_000),

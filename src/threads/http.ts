@@ -4,6 +4,8 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { CallOutcome } from '../platform/call.js';
+import type { LocalErrorCode } from '../platform/errors.js';
+import type { HttpEngine } from '../platform/settings.js';
 import type { PeerClient } from '../peers/board.js';
 import type { PageHostState, PageTopic } from '../page/state.js';
 
@@ -36,12 +38,22 @@ export interface HttpWorkerData {
   answerCache: boolean;
   nice: number;
   faultCapability: string | null;
+  /** `MAJORDOMUS_HTTP_ENGINE`: the engine forced, or null for uWS where it loads, else node:http. */
+  engine: HttpEngine | null;
 }
 
 /** Startup messages the HTTP thread posts on its parentPort. */
 export type HttpStartMessage =
-  | { type: 'listening'; port: number; requestedPort: number }
-  | { type: 'failed'; reason: string };
+  | {
+      type: 'listening';
+      port: number;
+      requestedPort: number;
+      engine: HttpEngine;
+      /** Why uWS does not serve, when node:http serves in its place without being asked to. */
+      fallback: string | null;
+    }
+  /** `code`: what the command line reports (default MAJ_PORT_UNAVAILABLE). */
+  | { type: 'failed'; reason: string; code?: LocalErrorCode };
 
 /** What the main thread offers the HTTP thread (src/threads/rpc.ts). */
 export interface HostControl {

@@ -82,7 +82,7 @@ describe('serve over HTTP', () => {
   });
 
   describe('routes', () => {
-    it('GET / names majordomus, its version, the repository id, leaseholder true, the layer generation, every surface at the bound URL and the peer count', async () => {
+    it('GET / names majordomus, its version, the repository id, leaseholder true, the layer generation, the HTTP engine, every surface at the bound URL and the peer count', async () => {
       const body = await getJson('/');
       const url = `http://127.0.0.1:${port}`;
       expect(body).toEqual({
@@ -91,6 +91,8 @@ describe('serve over HTTP', () => {
         repository_id: expect.stringMatching(/\S/),
         leaseholder: true,
         generation: 1,
+        // The one forced on the suite (MAJORDOMUS_HTTP_ENGINE, inherited), else whichever loads here.
+        engine: process.env.MAJORDOMUS_HTTP_ENGINE || expect.stringMatching(/^(uws|node)$/),
         authorized: false,
         surfaces: { docs: `${url}/docs`, openapi: `${url}/openapi.json`, api: `${url}/api/v1/`, mcp: `${url}/mcp` },
         peers: 0,

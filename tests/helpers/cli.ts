@@ -25,6 +25,8 @@ export interface CliOptions {
   timeoutMs?: number;
   /** The executable to run instead of ours (a package copy's `dist/src/cli/main.js`). */
   main?: string;
+  /** The Node.js binary to run it with instead of the tests' own (another runtime: ./node-runtimes.ts). */
+  node?: string;
 }
 
 export interface CliResult {
@@ -87,7 +89,7 @@ export interface CliProcess {
 export function spawnCli(args: readonly string[], options: Omit<CliOptions, 'input' | 'timeoutMs'>): CliProcess {
   const main = options.main ?? MAIN_JS;
   assertBuilt(main);
-  const child = spawn(process.execPath, [main, ...args], {
+  const child = spawn(options.node ?? process.execPath, [main, ...args], {
     cwd: options.cwd,
     env: cliEnv(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -23,6 +23,9 @@ export interface ServeOptions {
   globalArgs?: readonly string[];
   env?: Readonly<Record<string, string | undefined>>;
   timeoutMs?: number;
+  /** The executable (a package copy's `dist/src/cli/main.js`) and the Node.js binary, when not ours. */
+  main?: string;
+  node?: string;
 }
 
 export interface ExitStatus {
@@ -56,7 +59,12 @@ const SERVING = /serving (http:\/\/(\[[^\]]+\]|[^\s:/]+):(\d+))/;
 /** Starts `serve` and waits (bounded) for the `serving http://…` line on stderr. */
 export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   const args = [...(options.globalArgs ?? []), 'serve', ...(options.args ?? ['--port', '0'])];
-  const cli = spawnCli(args, { cwd: options.cwd, ...(options.env ? { env: options.env } : {}) });
+  const cli = spawnCli(args, {
+    cwd: options.cwd,
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.main ? { main: options.main } : {}),
+    ...(options.node ? { node: options.node } : {}),
+  });
   const timeoutMs = options.timeoutMs ?? SERVE_START_TIMEOUT_MS;
   const stop = async (graceMs = 15_000): Promise<ExitStatus> => {
     await cli.stop(graceMs);

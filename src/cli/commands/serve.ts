@@ -49,7 +49,8 @@ async function startOwner(
     return await serveOnLease({ checkout, lease, predecessor, lock, host, port, load: () => loadServing(args.global, process.cwd()) });
   } catch (error) {
     holding(null);
-    if (error instanceof CannotShare) throw new MajordomusError('MAJ_PORT_UNAVAILABLE', error.message);
+    // Its own code when it has one (MAJ_HTTP_ENGINE, MAJ_INTERNAL); a port otherwise.
+    if (error instanceof CannotShare) throw error.cause instanceof MajordomusError ? error.cause : new MajordomusError('MAJ_PORT_UNAVAILABLE', error.message);
     throw error;
   }
 }

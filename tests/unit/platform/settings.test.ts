@@ -3,6 +3,8 @@
  * Covers:
  * - `MAJORDOMUS_SPAWN_DEPTH`: unset or empty is none; 0–999 is taken (leading zeros read as the
  *   number); anything else is MAJ_USAGE naming the variable, like every other setting;
+ * - `MAJORDOMUS_HTTP_ENGINE`: unset or empty lets the server choose; uws and node force one;
+ *   anything else is MAJ_USAGE naming the variable;
  * - the executor's section: its state directory and task, empty meaning unset, frozen;
  * - `MAJORDOMUS_GUARD`: unset or empty is refuse; refuse, warn and off are taken; anything else is
  *   MAJ_USAGE naming the variable;
@@ -50,6 +52,21 @@ describe('MAJORDOMUS_SPAWN_DEPTH', () => {
     const error = refusal(() => readSettings({ MAJORDOMUS_SPAWN_DEPTH: value }));
     expect(error.code).toBe('MAJ_USAGE');
     expect(error.message).toBe(`MAJORDOMUS_SPAWN_DEPTH=${JSON.stringify(value)} is not an integer 0–999`);
+  });
+});
+
+describe('MAJORDOMUS_HTTP_ENGINE', () => {
+  it('is null (choose) when unset or empty, and forces uws or node', () => {
+    expect(readSettings({}).httpEngine).toBeNull();
+    expect(readSettings({ MAJORDOMUS_HTTP_ENGINE: '' }).httpEngine).toBeNull();
+    expect(readSettings({ MAJORDOMUS_HTTP_ENGINE: 'uws' }).httpEngine).toBe('uws');
+    expect(readSettings({ MAJORDOMUS_HTTP_ENGINE: 'node' }).httpEngine).toBe('node');
+  });
+
+  it.each(['auto', 'UWS', 'http'])('refuses %j naming the variable', (value) => {
+    const error = refusal(() => readSettings({ MAJORDOMUS_HTTP_ENGINE: value }));
+    expect(error.code).toBe('MAJ_USAGE');
+    expect(error.message).toBe(`MAJORDOMUS_HTTP_ENGINE=${JSON.stringify(value)} is not one of uws, node`);
   });
 });
 
