@@ -5,6 +5,7 @@
 #   python3   the Codex configuration is parsed with Python's tomllib (tests/blackbox/launcher.test.ts)
 #   setpriv   (util-linux) the harness's parent-death guard on agents (tests/blackbox/harness-orphans.test.ts)
 #   unshare   (util-linux) the executor's bash masks protected files in namespaces (tests/unit/executor/bash-floor*.test.ts)
+#   nats-server  the NATS broker (JetStream) the federation tests start, kill and restart on loopback ports (tests/blackbox/board-federation.test.ts)
 # All present: returns at once, no apt call. Something missing: installs it from Debian's packages
 # as root, or through `sudo -n` when that works without a password; otherwise stops at once and
 # names the command to run.
@@ -15,6 +16,7 @@ missing=''
 command -v git >/dev/null 2>&1 || missing="$missing git"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 command -v setpriv >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1 || missing="$missing util-linux"
+command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing="$missing nats-server"
 [ -z "$missing" ] && exit 0
 missing=${missing# }
 
@@ -23,7 +25,7 @@ say() { printf 'test prerequisites: %s\n' "$*" >&2; }
 install_command="apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing"
 if ! command -v apt-get >/dev/null 2>&1; then
   say "missing: $missing. This is not a Debian-like system (no apt-get): install them so that" \
-    "/usr/bin/chromium, git and python3 exist, then run npm test again."
+    "/usr/bin/chromium, git, python3 and nats-server exist, then run npm test again."
   exit 1
 fi
 if [ "$(id -u)" -eq 0 ]; then
@@ -48,4 +50,5 @@ say "installed $missing in $(( $(date +%s) - started )) s"
 command -v git >/dev/null 2>&1 || { say 'apt-get finished but git is still missing'; exit 1; }
 command -v python3 >/dev/null 2>&1 || { say 'apt-get finished but python3 is still missing'; exit 1; }
 command -v setpriv >/dev/null 2>&1 || { say 'apt-get finished but setpriv (util-linux) is still missing'; exit 1; }
+command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || { say 'apt-get finished but nats-server is still missing'; exit 1; }
 exit 0
