@@ -42,7 +42,7 @@ export const claimsClaim = capability({
   reads: 'peers',
   guidance:
     'Before you edit files, claim them with {tool} {paths, intent} (exclusive by default, for ttl_seconds; globs allowed): an overlap with another peer\'s claim answers who holds it and why.',
-  handler: (input, { coordination, caller }) => coordination.claim(caller, input),
+  handler: (input, { coordination, caller }) => coordination.grant(caller, input),
 });
 
 export const claimsRenew = capability({

@@ -6,7 +6,7 @@
  * re-attach. Every change is handed to `record` (the journal) as it happens.
  */
 import { CapabilityError } from '../platform/errors.js';
-import type { PeerClient } from '../peers/schema.js';
+import type { CheckoutPlace, PeerClient } from '../peers/schema.js';
 import { PatternIndex } from './pattern-index.js';
 import { normalisePattern } from './patterns.js';
 import type { Claim, Overlap, PathPair } from './schemas.js';
@@ -21,9 +21,12 @@ export interface StoredClaim {
   intent: string;
   created_at: string;
   expires_at: string;
+  /** The checkout it was granted on, when the board is shared. */
+  where?: CheckoutPlace;
 }
 
-export type ReleaseReason = 'released' | 'left' | 'expired' | 'stale';
+/** `conflict`: a claim granted while the shared board was out of reach lost to one the ledger granted meanwhile. */
+export type ReleaseReason = 'released' | 'left' | 'expired' | 'stale' | 'conflict';
 
 export type ClaimEvent =
   | { event: 'claim'; claim: StoredClaim }
@@ -43,6 +46,13 @@ export interface Granted {
   warnings: Overlap[];
 }
 
+/** A claim decided against the board but not kept yet (a shared board grants it through its ledger first). */
+export interface Decision {
+  stored: StoredClaim;
+  ttlMs: number;
+  warnings: Overlap[];
+}
+
 export interface ClaimBoardOptions {
   /** The checkout's real path: patterns are relative to it. */
   root: string;
@@ -50,10 +60,16 @@ export interface ClaimBoardOptions {
   isLive: (peer: string) => boolean;
   record?: (event: ClaimEvent) => void;
   now?: () => number;
+  /** This checkout's place once the board is shared (stamped on the claims granted here). */
+  place?: () => CheckoutPlace | null;
 }
 
 interface ClaimRecord extends StoredClaim {
   expiresAt: number;
+  /** Granted on another checkout: it arrives and leaves through the shared ledger, never journalled here. */
+  remote: boolean;
+  /** Granted here while the shared ledger was out of reach; reconciled when it returns. */
+  localOnly: boolean;
 }
 
 function claimNumber(id: string): number {
@@ -68,6 +84,7 @@ export class ClaimBoard {
   readonly #isLive: (peer: string) => boolean;
   readonly #record: (event: ClaimEvent) => void;
   readonly #now: () => number;
+  readonly #place: () => CheckoutPlace | null;
   #next = 1;
 
   constructor(options: ClaimBoardOptions) {
@@ -75,6 +92,7 @@ export class ClaimBoard {
     this.#isLive = options.isLive;
     this.#record = options.record ?? (() => undefined);
     this.#now = options.now ?? Date.now;
+    this.#place = options.place ?? (() => null);
   }
 
   /** Claim numbers already given out (by this server's lineage) are never issued again. */
@@ -87,7 +105,7 @@ export class ClaimBoard {
     this.reserveIds(claimNumber(claim.id));
     const expiresAt = Date.parse(claim.expires_at);
     if (!(expiresAt > this.#now())) return;
-    this.#keep({ ...claim, expiresAt });
+    this.#keep({ ...claim, expiresAt, remote: false, localOnly: false });
   }
 
   /** Re-applies a journalled renewal or release while restoring. */
@@ -109,12 +127,21 @@ export class ClaimBoard {
    * is exclusive, unless `proceed`. Answers the overlaps, each naming the other claim.
    */
   claim(peer: string, client: PeerClient, request: ClaimRequest): Granted {
+    return this.grant(this.decide(peer, client, request));
+  }
+
+  /**
+   * Decides a claim against the board as it is now (refusing it with `conflict` as `claim` does),
+   * without keeping it; its id is taken, so a decision that is dropped leaves a gap, never a reuse.
+   */
+  decide(peer: string, client: PeerClient, request: ClaimRequest): Decision {
     this.#sweep();
     const paths = [...new Set(request.paths.map((p) => normalisePattern(this.#root, p)))].sort();
     const overlaps = this.#overlapsWith(peer, paths);
     const conflicts = overlaps.filter((o) => o.live && (o.exclusive || request.exclusive));
     if (conflicts.length > 0 && !request.proceed) throw conflictError(conflicts, request.exclusive);
     const at = this.#now();
+    const place = this.#place();
     const stored: StoredClaim = {
       id: `c${this.#next++}`,
       peer,
@@ -124,10 +151,79 @@ export class ClaimBoard {
       intent: request.intent.trim(),
       created_at: new Date(at).toISOString(),
       expires_at: new Date(at + request.ttl_seconds * 1000).toISOString(),
+      ...(place ? { where: place } : {}),
     };
-    this.#keep({ ...stored, expiresAt: at + request.ttl_seconds * 1000 });
+    return { stored, ttlMs: request.ttl_seconds * 1000, warnings: overlaps };
+  }
+
+  /** Keeps a decided claim and journals it; `localOnly` when the shared ledger could not be reached. */
+  grant(decision: Decision, localOnly = false): Granted {
+    const { stored } = decision;
+    this.#keep({ ...stored, expiresAt: Date.parse(stored.expires_at), remote: false, localOnly });
     this.#record({ event: 'claim', claim: stored });
-    return { claim: this.#view(this.#claims.get(stored.id) as ClaimRecord), warnings: overlaps };
+    return { claim: this.#view(this.#claims.get(stored.id) as ClaimRecord), warnings: decision.warnings };
+  }
+
+  /** A claim another checkout granted, as the shared ledger says (its ids already name that checkout). */
+  applyRemote(claim: StoredClaim): void {
+    const expiresAt = Date.parse(claim.expires_at);
+    this.#drop(claim.id);
+    if (expiresAt > this.#now()) this.#keep({ ...claim, expiresAt, remote: true, localOnly: false });
+  }
+
+  /** The shared ledger renewed or released claims: another checkout's quietly, this checkout's as if asked here. */
+  applyRemoteChange(event: Exclude<ClaimEvent, { event: 'claim' }>): void {
+    const ours: ClaimRecord[] = [];
+    for (const id of event.ids) {
+      const claim = this.#claims.get(id);
+      if (!claim) continue;
+      if (!claim.remote) ours.push(claim);
+      else if (event.event === 'release') this.#drop(id);
+      else Object.assign(claim, { expires_at: event.expires_at, expiresAt: Date.parse(event.expires_at) });
+    }
+    // Only a release reaches a claim of ours from elsewhere (release_stale on another checkout).
+    if (event.event === 'release') this.#end(ours, event.reason, event.by);
+  }
+
+  /** Forgets every claim of another checkout (the ledger is read again from its start). */
+  dropRemote(): void {
+    for (const claim of [...this.#claims.values()]) if (claim.remote) this.#drop(claim.id);
+  }
+
+  /** This checkout's claims granted while the ledger was out of reach, oldest first. */
+  localOnly(): StoredClaim[] {
+    return [...this.#claims.values()].filter((c) => c.localOnly).map((c) => storedOf(c));
+  }
+
+  /** Decides a local-only claim again, now that the ledger is back: the overlaps that would refuse it. */
+  conflictsOf(id: string): Overlap[] {
+    const claim = this.#claims.get(id);
+    if (!claim) return [];
+    return this.#overlapsWith(claim.peer, claim.paths).filter((o) => o.live && o.claim.includes('@') && (o.exclusive || claim.exclusive));
+  }
+
+  /** The overlaps of a claim on the board with other peers' claims (a claim that arrived through the ledger). */
+  overlapsOf(id: string): Overlap[] {
+    const claim = this.#claims.get(id);
+    return claim ? this.#overlapsWith(claim.peer, claim.paths) : [];
+  }
+
+  /** A claim on the board as capabilities answer it. */
+  view(id: string): Claim | null {
+    const claim = this.#claims.get(id);
+    return claim ? this.#view(claim) : null;
+  }
+
+  /** A local-only claim reached the ledger. */
+  confirm(id: string): void {
+    const claim = this.#claims.get(id);
+    if (claim) claim.localOnly = false;
+  }
+
+  /** A local-only claim lost to one the ledger granted meanwhile: it ends, journalled as `conflict`. */
+  withdraw(id: string): void {
+    const claim = this.#claims.get(id);
+    if (claim) this.#end([claim], 'conflict');
   }
 
   /** Extends the peer's claims (all of them when `ids` is absent) to `ttlSeconds` from now. */
@@ -164,13 +260,15 @@ export class ClaimBoard {
 
   /** The peer left: its claims end with it. */
   peerLeft(peer: string): string[] {
-    return this.#end([...this.#claims.values()].filter((c) => c.peer === peer), 'left');
+    return this.#end([...this.#claims.values()].filter((c) => c.peer === peer && !c.remote), 'left');
   }
 
-  /** Ends the claims whose time has passed; answers their ids. */
+  /** Ends the claims whose time has passed; answers their ids (another checkout's go quietly: their own server journals them). */
   expire(): string[] {
     const now = this.#now();
-    return this.#end([...this.#claims.values()].filter((c) => c.expiresAt <= now), 'expired');
+    const expired = [...this.#claims.values()].filter((c) => c.expiresAt <= now);
+    for (const claim of expired) if (claim.remote) this.#drop(claim.id);
+    return this.#end(expired.filter((c) => !c.remote), 'expired');
   }
 
   list(): Claim[] {
@@ -183,7 +281,7 @@ export class ClaimBoard {
     this.#sweep();
     return paths.map((asked) => {
       const path = normalisePattern(this.#root, asked);
-      const claims = [...this.#index.covering(path)].sort((a, b) => claimNumber(a) - claimNumber(b));
+      const claims = [...this.#index.covering(path)].sort(byClaimId);
       return { path, claims: claims.map((id) => this.#view(this.#claims.get(id) as ClaimRecord)) };
     });
   }
@@ -289,8 +387,21 @@ export class ClaimBoard {
       intent: c.intent,
       created_at: c.created_at,
       expires_at: c.expires_at,
+      ...(c.where ? { where: { ...c.where } } : {}),
+      ...(c.localOnly ? { local_only: true } : {}),
     };
   }
+}
+
+/** A claim as the journal and the ledger keep it (without what only this board tracks). */
+function storedOf(c: ClaimRecord): StoredClaim {
+  const { expiresAt: _expiresAt, remote: _remote, localOnly: _localOnly, ...stored } = c;
+  return { ...stored, client: { ...c.client }, paths: [...c.paths] };
+}
+
+/** This checkout's claims in number order, then the other checkouts' by name. */
+function byClaimId(a: string, b: string): number {
+  return claimNumber(a) - claimNumber(b) || a.localeCompare(b, 'en', { numeric: true });
 }
 
 function notFound(id: string): never {

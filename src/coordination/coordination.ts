@@ -9,9 +9,10 @@ import type { PeerBoard } from '../peers/board.js';
 import type { PeerClient } from '../peers/schema.js';
 import type { PeerNotice } from '../peers/notice.js';
 import { ClaimBoard, type ClaimEvent, type ClaimRequest, type Granted, type StoredClaim } from './claims.js';
+import type { SharedPort } from './shared-port.js';
 import { Journal, readJournal, scanJournal, type JournalEntry, type JournalLine } from './journal.js';
 import { MessageBoard, type MessageEvent, type StoredMessage } from './messages.js';
-import { claimNotice, messageNotice } from './notices.js';
+import { claimNotice, messageNotice, withdrawnNotice } from './notices.js';
 import { RateLimiter, type RateLimit } from './rate-limit.js';
 import { sessionOf } from '../platform/proc.js';
 import { log } from '../platform/log.js';
@@ -20,7 +21,8 @@ import { EVERYONE, OVERSEER, type Claim, type Message, type Overlap } from './sc
 
 /** What coordination capabilities may do. `caller` is a peer id, or null for the overseer. */
 export interface CoordinationAccess {
-  claim(caller: string | null, request: ClaimRequest): Granted;
+  /** Grants a claim; on a shared board through its ledger first (docs/SCALE.md). */
+  grant(caller: string | null, request: ClaimRequest): Promise<Granted>;
   renew(caller: string | null, ids: readonly string[] | undefined, ttlSeconds: number): Claim[];
   release(caller: string | null, ids: readonly string[] | undefined): string[];
   releaseStale(caller: string | null, ids: readonly string[]): string[];
@@ -66,6 +68,8 @@ export interface CoordinationOptions {
 }
 
 const EXPIRY_SWEEP_MS = 5_000;
+/** How many times a grant is decided again when other checkouts keep appending to the ledger first. */
+const MAX_GRANT_ATTEMPTS = 20;
 
 export class Coordination implements CoordinationAccess {
   readonly #board: PeerBoard;
@@ -76,9 +80,15 @@ export class Coordination implements CoordinationAccess {
   readonly #messageJournal: Journal | null;
   readonly #notify: (notice: PeerNotice) => void;
   readonly #onChange: () => void;
-  readonly #now: () => number;
+  #now: () => number;
   readonly #epoch: string;
   #sweep: NodeJS.Timeout | null = null;
+  /** The board shared with other checkouts (worktrees, machines); null while this checkout is alone. */
+  #shared: SharedPort | null = null;
+  /** One grant at a time goes through the shared ledger: a second one decides after the first is kept. */
+  #granting: Promise<unknown> = Promise.resolve();
+  /** Set while applying what the shared ledger said, so that it is journalled here but not published back. */
+  #fromLedger = false;
   /** Closed: the journal is complete for a successor, and nothing more is written to it. */
   #closed = false;
 
@@ -117,9 +127,10 @@ export class Coordination implements CoordinationAccess {
     this.#messageJournal = options.journalDir === null ? null : new Journal(join(options.journalDir, 'messages.jsonl'));
     this.#claims = new ClaimBoard({
       root: options.root,
-      isLive: (peer) => this.#board.has(peer),
+      isLive: (peer) => this.#board.known(peer),
       record: (event) => this.#journal(this.#claimJournal, event),
-      now: this.#now,
+      now: () => this.#now(),
+      place: () => (this.#shared ? this.#board.place : null),
     });
     const limits = options.messageLimits ?? messageLimitsFromSettings();
     this.#messages = new MessageBoard({
@@ -157,12 +168,144 @@ export class Coordination implements CoordinationAccess {
 
   claim(caller: string | null, request: ClaimRequest): Granted {
     const peer = this.#peer(caller, 'claiming');
-    const granted = this.#claims.claim(peer, this.#clientOf(peer), request);
+    return this.#told(this.#claims.claim(peer, this.#clientOf(peer), request), request);
+  }
+
+  /**
+   * Grants a claim. On a shared board the decision is taken against the ledger's latest state and
+   * appended only if nothing was appended since (optimistic concurrency): when another checkout
+   * got there first, the board is brought up to date and the claim decided again.
+   */
+  grant(caller: string | null, request: ClaimRequest): Promise<Granted> {
+    const shared = this.#shared;
+    if (shared === null) {
+      try {
+        return Promise.resolve(this.claim(caller, request));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    const peer = this.#peer(caller, 'claiming');
+    const granting = this.#granting.then(async () => {
+      for (let attempt = 1; ; attempt += 1) {
+        await shared.catchUp();
+        const decision = this.#claims.decide(peer, this.#clientOf(peer), request);
+        const outcome = await shared.appendClaim(decision.stored);
+        if (outcome === 'conflict' && attempt < MAX_GRANT_ATTEMPTS) continue;
+        if (outcome === 'conflict') throw new CapabilityError('busy', `the shared board changed under ${MAX_GRANT_ATTEMPTS} attempts in a row to grant this claim: try again`);
+        this.#fromLedger = true;
+        try {
+          return this.#told(this.#claims.grant(decision, outcome === 'local-only'), request);
+        } finally {
+          this.#fromLedger = false;
+        }
+      }
+    });
+    this.#granting = granting.catch(() => undefined);
+    return granting;
+  }
+
+  /** Tells the holders of the live claims a granted claim overlaps. */
+  #told(granted: Granted, request: ClaimRequest): Granted {
     for (const overlap of granted.warnings) {
       if (!overlap.live) continue;
       this.#notify(claimNotice(granted.claim, overlap, request.exclusive || overlap.exclusive));
     }
     return granted;
+  }
+
+  /**
+   * Shares this board with other checkouts through `port` (src/board/): every claim and message
+   * event of this checkout is published there, and what the others publish comes back through
+   * the `apply…` and `receive` methods. `now` is the shared clock (the broker's), which decides expiry.
+   */
+  share(port: SharedPort, now?: () => number): void {
+    this.#shared = port;
+    if (now) this.#now = now;
+  }
+
+  /** Another checkout's claim, from the ledger; the holders of the live claims of ours it overlaps are told. */
+  applyRemoteClaim(claim: StoredClaim): void {
+    this.#claims.applyRemote(claim);
+    const view = this.#claims.view(claim.id);
+    if (!view) return;
+    for (const overlap of this.#claims.overlapsOf(claim.id)) {
+      if (!overlap.live || overlap.claim.includes('@')) continue;
+      this.#notify(claimNotice(view, overlap, claim.exclusive || overlap.exclusive));
+    }
+  }
+
+  /** A renewal or release from the ledger. */
+  applyRemoteChange(event: Exclude<ClaimEvent, { event: 'claim' }>): void {
+    this.#fromLedger = true;
+    try {
+      this.#claims.applyRemoteChange(event);
+    } finally {
+      this.#fromLedger = false;
+    }
+  }
+
+  /** Forgets the other checkouts' claims before the ledger is read again from its start. */
+  forgetRemoteClaims(): void {
+    this.#claims.dropRemote();
+  }
+
+  /** This checkout's claims granted while the ledger was out of reach, oldest first. */
+  localOnlyClaims(): StoredClaim[] {
+    return this.#claims.localOnly();
+  }
+
+  /**
+   * Reconciles a local-only claim once the ledger is back and read: when the ledger granted an
+   * overlapping claim meanwhile (either exclusive), the ledger's order decides and this one ends,
+   * its peer told; otherwise it is appended. Answers what happened.
+   */
+  async reconcile(claim: StoredClaim): Promise<'kept' | 'withdrawn' | 'pending'> {
+    const shared = this.#shared;
+    if (!shared) return 'kept';
+    const reconciling = this.#granting.then(async () => {
+      for (let attempt = 1; attempt <= MAX_GRANT_ATTEMPTS; attempt += 1) {
+        await shared.catchUp();
+        const winners = this.#claims.conflictsOf(claim.id);
+        const view = this.#claims.view(claim.id);
+        if (!view) return 'kept' as const;
+        if (winners.length > 0) {
+          this.#claims.withdraw(claim.id);
+          this.#notify(withdrawnNotice(view, winners));
+          return 'withdrawn' as const;
+        }
+        const outcome = await shared.appendClaim(claim);
+        if (outcome === 'granted') {
+          this.#claims.confirm(claim.id);
+          this.#onChange();
+          return 'kept' as const;
+        }
+        if (outcome === 'local-only') return 'pending' as const;
+      }
+      return 'pending' as const;
+    });
+    this.#granting = reconciling.catch(() => undefined);
+    return reconciling;
+  }
+
+  /**
+   * A message another checkout published, for this checkout's peers (`recipients` already
+   * resolved here, `from` naming its checkout): filed, journalled and told as if sent here.
+   */
+  receive(input: { from: string; from_client?: PeerClient; to: string[]; recipients: string[]; body: string; subject?: string; thread: string }): Message {
+    this.#fromLedger = true;
+    try {
+      const message = this.#messages.send(input);
+      for (const peer of input.recipients) if (this.#board.has(peer)) this.#notify(messageNotice(peer, message));
+      return message;
+    } finally {
+      this.#fromLedger = false;
+    }
+  }
+
+  /** Whether the board is shared with other checkouts. */
+  get shared(): boolean {
+    return this.#shared !== null;
   }
 
   renew(caller: string | null, ids: readonly string[] | undefined, ttlSeconds: number): Claim[] {
@@ -212,8 +355,9 @@ export class Coordination implements CoordinationAccess {
     const recipients = new Set<string>();
     for (const name of to) {
       if (name === EVERYONE) {
-        for (const peer of this.#board.list()) if (peer.id !== from) recipients.add(peer.id);
-      } else if (name === OVERSEER || this.#board.has(name)) {
+        // This checkout's peers; the other checkouts resolve "all" to theirs when it reaches them.
+        for (const peer of this.#board.local()) if (peer.id !== from) recipients.add(peer.id);
+      } else if (name === OVERSEER || this.#board.known(name)) {
         recipients.add(name);
       } else {
         throw new CapabilityError('not_found', `no peer ${JSON.stringify(name)} is attached: send to a peer id from the peer list, "${OVERSEER}" or "${EVERYONE}"`);
@@ -278,6 +422,7 @@ export class Coordination implements CoordinationAccess {
   #journal(journal: Journal | null, event: ClaimEvent | MessageEvent): JournalLine | null {
     if (this.#closed) return null;
     this.#onChange();
+    if (this.#shared && !this.#fromLedger && event.event !== 'ack') this.#shared.publish(event);
     return journal?.append({ at: new Date(this.#now()).toISOString(), epoch: this.#epoch, ...event }) ?? null;
   }
 

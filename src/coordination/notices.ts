@@ -56,3 +56,19 @@ export function claimNotice(claim: Claim, overlap: Overlap, conflicting: boolean
     params: { event: 'overlap', claim, overlaps, exclusive_conflict: conflicting },
   });
 }
+
+/**
+ * A claim granted while the shared board was out of reach lost, when the board came back, to a
+ * claim the ledger had granted meanwhile (the ledger's order decides): it has ended.
+ */
+export function withdrawnNotice(claim: Claim, winners: readonly Overlap[]): PeerNotice {
+  const named = winners.map((o) => `${o.peer} (${quoted(o.client.name, 64)}, claim ${o.claim}, for ${quoted(o.intent)})`).join('; ');
+  const content = [
+    `Your claim ${claim.id} on ${claim.paths.join(', ')} was granted while the shared board was out of reach, and has ended: meanwhile the board granted an overlapping claim to ${named}. ${AS_DATA}`,
+    'Claim again, or message that peer.',
+  ].join('\n');
+  return channel(claim.peer, content, { kind: 'claim', id: claim.id }, {
+    method: CLAIM_NOTIFICATION,
+    params: { event: 'withdrawn', claim, overlaps: winners.flatMap((o) => o.paths.map((p) => ({ yours: p.yours, theirs: p.theirs }))), exclusive_conflict: true },
+  });
+}

@@ -4,7 +4,7 @@
  * text is bounded once, here.
  */
 import { z } from 'zod';
-import { PeerClientSchema } from '../peers/schema.js';
+import { CheckoutPlaceSchema, PeerClientSchema } from '../peers/schema.js';
 
 export const COORDINATION_LIMITS = {
   /** Paths or globs in one claim. */
@@ -40,6 +40,10 @@ export const ClaimSchema = z.object({
   intent: z.string(),
   created_at: z.string(),
   expires_at: z.string(),
+  /** The checkout it was granted on, when the board is shared between checkouts (docs/SCALE.md). */
+  where: CheckoutPlaceSchema.optional(),
+  /** Granted while the shared board was out of reach: not yet in the ledger, reconciled when it returns. */
+  local_only: z.boolean().optional(),
 });
 
 export const PathPairSchema = z.object({ yours: z.string(), theirs: z.string() });
@@ -94,14 +98,15 @@ export const CheckInputSchema = z
   .object({ paths: z.array(z.string().min(1).max(L.path)).min(1, 'name at least one path').max(L.checkPaths) })
   .strict();
 
-const THREAD = /^[A-Za-z0-9._-]+$/;
+/** A thread id; `@` names the checkout of a thread another checkout started (`m7@feature-1a2b`). */
+const THREAD = /^[A-Za-z0-9._@-]+$/;
 
 export const SendInputSchema = z
   .object({
     to: z.array(z.string().min(1).max(32)).min(1, `name at least one recipient (a peer id, "${OVERSEER}" or "${EVERYONE}")`).max(L.recipients),
     body: z.string().max(L.body).refine((b) => !blank(b), 'a blank body is refused'),
     subject: z.string().max(L.subject).optional(),
-    thread: z.string().min(1).max(L.thread).regex(THREAD, 'a thread id is letters, digits, ".", "_" and "-"').optional(),
+    thread: z.string().min(1).max(L.thread).regex(THREAD, 'a thread id is letters, digits, ".", "_", "-" and "@"').optional(),
   })
   .strict();
 export const InboxInputSchema = z.object({ unread: z.boolean().default(false), limit: z.number().int().min(1).max(500).default(100) }).strict();

@@ -17,6 +17,8 @@ import type { PeerNotice } from '../peers/notice.js';
 import { BoardFile, boardPathFor, loadSavedBoard } from '../peers/board-file.js';
 import { PeerBoard } from '../peers/board.js';
 import { Coordination } from '../coordination/coordination.js';
+import { openSharedBoard } from '../board/open.js';
+import type { SharedBoard } from '../board/replica.js';
 import { randomBytes } from 'node:crypto';
 import type { Loaded } from '../runtime/load.js';
 import { Runtime } from '../runtime/runtime.js';
@@ -93,6 +95,8 @@ export class Owner {
   readonly #localSessions = new Set<McpSession>();
   readonly #lease: LeaseKeeper;
   readonly #boardFile: BoardFile;
+  /** The board shared with the repository's other checkouts; null while this checkout is alone. */
+  #shared: SharedBoard | null = null;
   /** Watches the layer and builds its next generations (off this thread). */
   #freshness: LayerFreshness | null = null;
   #idleWaiters: Array<() => void> = [];
@@ -126,6 +130,8 @@ export class Owner {
       },
       onChange: () => owner?.pageChanged(),
     });
+    // Every worktree of the repository (and, federated, every checkout) shares claims, messages and peers.
+    const shared = await openSharedBoard({ root: options.loaded.layer.index.root, board, coordination, onChange: () => owner?.remoteChanged() });
     let harness: HarnessThread | null = null;
     const runtime = new Runtime({
       ...options.loaded,
@@ -144,6 +150,7 @@ export class Owner {
     try {
       harness = await startHarnessThread({ snapshot, harnessDir });
     } catch (error) {
+      await shared?.close();
       throw new CannotShare(error instanceof Error ? error.message : String(error), options.loaded, { cause: error });
     }
     let http: HttpThread;
@@ -162,10 +169,12 @@ export class Owner {
       });
     } catch (error) {
       await harness.stop();
+      await shared?.close();
       throw new CannotShare(error instanceof Error ? error.message : String(error), options.loaded, { cause: error });
     }
     url = http.url;
     owner = new Owner(runtime, http, harness, options, new BoardFile(boardPath, lease.token, epoch));
+    owner.#shared = shared;
     coordination.startExpiring();
     const swapping = owner;
     owner.#freshness = startFreshness({
@@ -247,6 +256,7 @@ export class Owner {
       await freshnessStopped;
       await this.#boardFile.remove();
       this.runtime.coordination?.close();
+      await this.#shared?.close();
       await this.#http.setLeaseholder(false);
       // Every agent's process group goes with the server (graceful shutdown).
       await this.#harness.stop();
@@ -264,7 +274,7 @@ export class Owner {
   async #handOffIfPeersRemain(): Promise<void> {
     const board = this.runtime.board;
     const own = new Set([...this.#localSessions].map((s) => s.peerId));
-    const remaining = board?.list().filter((p) => !own.has(p.id)) ?? [];
+    const remaining = board?.local().filter((p) => !own.has(p.id)) ?? [];
     if (!board || remaining.length === 0) return;
     for (const peer of own) if (peer !== null) this.runtime.coordination?.peerLeft(peer);
     this.runtime.coordination?.close();
@@ -278,8 +288,15 @@ export class Owner {
     this.#lease.stop();
     void this.#freshness?.stop();
     this.releaseLease();
-    this.#closing = this.#boardFile.remove();
-    for (const peer of this.runtime.board?.list() ?? []) if (peer.transport === 'http') this.runtime.leave(peer.id);
+    this.#closing = Promise.all([this.#boardFile.remove(), this.#shared?.close()]).then(() => undefined);
+    for (const peer of this.runtime.board?.local() ?? []) if (peer.transport === 'http') this.runtime.leave(peer.id);
+  }
+
+  /** Another checkout's peers, claims or messages changed: open live pages get them again. */
+  remoteChanged(): void {
+    if (this.#closing) return;
+    this.#http.changed('peers');
+    this.#http.changed('coordination');
   }
 
   /** Claims or messages changed: open live pages get them again. */
@@ -292,6 +309,7 @@ export class Owner {
     const board = this.runtime.board;
     if (!board) return;
     if (!this.#closing) {
+      this.#shared?.presenceChanged();
       void this.#http.setPeerCount(board.size).catch(() => undefined);
       this.#http.changed('peers');
       this.#boardFile.save(() => ({ issued: board.issued, announcements: board.announcements() }));

@@ -21,7 +21,7 @@ export { MANIFEST_PATH } from './identity.js';
 export const MAX_MANIFEST_BYTES = 64 * 1024;
 
 export const DEFAULT_REPO_PATH = '.ai/repo';
-const TOP_KEYS = ['schema', 'repo', 'local', 'sections'];
+const TOP_KEYS = ['schema', 'repo', 'local', 'sections', 'federation'];
 
 /** The manifest as the index uses it: normalised paths, the enabled kinds in table order. */
 export interface Manifest {
@@ -31,6 +31,12 @@ export interface Manifest {
   /** Relative to the root, `/` separators, no trailing slash. */
   localPath: string;
   sections: ObjectKind[];
+  /**
+   * `federation: {url?, repository?}`: the NATS server every checkout of the repository federates
+   * its board through (`MAJORDOMUS_FEDERATION_URL` wins), and the repository's name there (default:
+   * its root commit). docs/SCALE.md.
+   */
+  federation: { url: string | null; repository: string | null };
 }
 
 function normalise(path: string): string {
@@ -116,7 +122,30 @@ export function parseManifest(value: unknown, file: string): Manifest {
   if (problems.length > 0 || repo === undefined || local === undefined) {
     throw new MajordomusError('MAJ_MANIFEST_INVALID', `${file}: invalid manifest: ${problems.join('; ')}`);
   }
-  return { schema: MANIFEST_SCHEMA_ID, repoPath: repo, localPath: local, sections };
+  const federation = federationOf(value.federation, problems);
+  if (problems.length > 0) throw new MajordomusError('MAJ_MANIFEST_INVALID', `${file}: invalid manifest: ${problems.join('; ')}`);
+  return { schema: MANIFEST_SCHEMA_ID, repoPath: repo, localPath: local, sections, federation };
+}
+
+/** A repository's name on the broker: what NATS subjects and bucket names may carry. */
+export const FEDERATION_REPOSITORY = /^[A-Za-z0-9_-]{1,64}$/;
+
+function federationOf(value: unknown, problems: string[]): Manifest['federation'] {
+  const none = { url: null, repository: null };
+  if (value === undefined || value === null) return none;
+  if (!isMapping(value)) {
+    problems.push('federation: must be a mapping with url and/or repository');
+    return none;
+  }
+  const extra = unknownKeys(value, ['url', 'repository'], 'federation.');
+  if (extra !== undefined) problems.push(extra);
+  const url = value.url === undefined ? null : value.url;
+  if (url !== null && (typeof url !== 'string' || !/^(nats|tls):\/\/[^\s]+$|^[A-Za-z0-9.-]+:\d+$/.test(url))) problems.push('federation.url: must be a NATS URL such as nats://host:4222');
+  const repository = value.repository === undefined ? null : value.repository;
+  if (repository !== null && (typeof repository !== 'string' || !FEDERATION_REPOSITORY.test(repository))) {
+    problems.push('federation.repository: must be 1 to 64 letters, digits, "_" or "-"');
+  }
+  return { url: typeof url === 'string' ? url : null, repository: typeof repository === 'string' ? repository : null };
 }
 
 /**

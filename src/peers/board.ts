@@ -4,9 +4,20 @@
  * saves the announcements beside its lease so a successor can give them back to the peers that
  * re-attach after a takeover.
  */
-import type { Announcement, Overlap, Peer, PeerClient } from './schema.js';
+import type { Announcement, CheckoutPlace, Overlap, Peer, PeerClient } from './schema.js';
 
-export type { Announcement, Overlap, Peer, PeerClient } from './schema.js';
+export type { Announcement, CheckoutPlace, Overlap, Peer, PeerClient } from './schema.js';
+
+/**
+ * The peers of the other checkouts that share this board (docs/SCALE.md), as their presence says
+ * now: only live ones are listed. Ids carry their checkout (`p2@feature-1a2b`).
+ */
+export interface RemotePeers {
+  list(): Peer[];
+  /** Whether a peer of another checkout is attached there now. */
+  has(id: string): boolean;
+  clientOf(id: string): PeerClient | undefined;
+}
 
 /** What capability handlers may do with the board. */
 export interface PeerAccess {
@@ -62,12 +73,26 @@ export class PeerBoard implements PeerAccess {
   readonly #now: () => number;
   readonly #restorable: Map<string, Announcement>;
   readonly #onChange: (change: BoardChange) => void;
+  #remote: RemotePeers | null = null;
+  /** This checkout's place, shown on its peers once the board is shared. */
+  #place: CheckoutPlace | null = null;
 
   constructor(options: PeerBoardOptions = {}) {
     this.#now = options.now ?? Date.now;
     this.#next = (options.issuedBefore ?? 0) + 1;
     this.#restorable = new Map(options.restorable ?? []);
     this.#onChange = options.onChange ?? (() => {});
+  }
+
+  /** Shares the board: the other checkouts' peers are listed (and known) beside this one's. */
+  share(remote: RemotePeers, place: CheckoutPlace): void {
+    this.#remote = remote;
+    this.#place = { ...place };
+  }
+
+  /** This checkout's place once the board is shared; null otherwise. */
+  get place(): CheckoutPlace | null {
+    return this.#place ? { ...this.#place } : null;
   }
 
   /** The highest peer number issued so far. */
@@ -118,7 +143,7 @@ export class PeerBoard implements PeerAccess {
 
   clientOf(id: string): PeerClient | undefined {
     const client = this.#peers.get(id)?.client;
-    return client ? { ...client } : undefined;
+    return client ? { ...client } : this.#remote?.clientOf(id);
   }
 
   /** Where the peer's agent runs, when its client said (stdio clients do). */
@@ -126,15 +151,27 @@ export class PeerBoard implements PeerAccess {
     return this.#peers.get(id)?.process;
   }
 
+  /** Whether a peer of this checkout is attached. */
   has(id: string): boolean {
     return this.#peers.has(id);
+  }
+
+  /** Whether a peer is attached here or, when the board is shared, on another checkout. */
+  known(id: string): boolean {
+    return this.#peers.has(id) || (this.#remote?.has(id) ?? false);
   }
 
   get size(): number {
     return this.#peers.size;
   }
 
+  /** Every peer: this checkout's, then the other checkouts' when the board is shared. */
   list(): Peer[] {
+    return [...this.local(), ...(this.#remote?.list() ?? [])];
+  }
+
+  /** The peers attached to this server. */
+  local(): Peer[] {
     return [...this.#peers.values()].map((p) => this.#view(p));
   }
 
@@ -166,6 +203,7 @@ export class PeerBoard implements PeerAccess {
       last_seen_seconds_ago: Math.max(0, Math.floor((this.#now() - p.lastSeen) / 1000)),
     };
     if (p.announcement) peer.announcement = { ...p.announcement, paths: [...p.announcement.paths] };
+    if (this.#place) peer.where = { ...this.#place };
     return peer;
   }
 }

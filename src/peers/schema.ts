@@ -23,13 +23,26 @@ export const AnnouncementSchema = z.object({
   at: z.string(),
 });
 
+/**
+ * Where a peer (or a claim) lives when the board is shared between checkouts (docs/SCALE.md): its
+ * checkout's short name (what follows the `@` of a peer id from another checkout), the branch
+ * checked out there and the machine's host name. Absent when nothing is shared.
+ */
+export const CheckoutPlaceSchema = z.object({
+  checkout: z.string().max(64),
+  branch: z.string().max(256).nullable(),
+  host: z.string().max(255),
+});
+
 export const PeerSchema = z.object({
+  /** `p3` on this checkout; `p3@<checkout>` on another checkout sharing the board. */
   id: z.string(),
   client: PeerClientSchema,
   transport: z.enum(['stdio', 'http']),
   connected_at: z.string(),
   last_seen_seconds_ago: z.number().int(),
   announcement: AnnouncementSchema.optional(),
+  where: CheckoutPlaceSchema.optional(),
 });
 
 export const OverlapSchema = z.object({ peer: z.string(), path: z.string(), their_path: z.string() });
@@ -37,6 +50,7 @@ export const OverlapSchema = z.object({ peer: z.string(), path: z.string(), thei
 export type PeerClient = z.infer<typeof PeerClientSchema>;
 export type Announcement = z.infer<typeof AnnouncementSchema>;
 export type Peer = z.infer<typeof PeerSchema>;
+export type CheckoutPlace = z.infer<typeof CheckoutPlaceSchema>;
 export type Overlap = z.infer<typeof OverlapSchema>;
 
 /** A client's self-description, as another agent may read it: no control characters, bounded. */

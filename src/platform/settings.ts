@@ -68,6 +68,25 @@ export interface Settings {
   messageRate: number;
   /** `MAJORDOMUS_MESSAGE_BURST`: messages one sender may send at once before its rate applies. */
   messageBurst: number;
+  /**
+   * `MAJORDOMUS_BOARD`: `repository` (default) shares the board with every worktree of the
+   * repository on this machine (and, with a federation URL, every checkout on the broker);
+   * `checkout` keeps it to this checkout alone (docs/SCALE.md).
+   */
+  boardScope: 'repository' | 'checkout';
+  /** `MAJORDOMUS_FEDERATION_URL`: the NATS server to federate the board through (wins over the manifest's). */
+  federationUrl: string | null;
+  /**
+   * `MAJORDOMUS_PRESENCE_TTL_MS`: how long another checkout counts as alive after its last
+   * presence (its heartbeat is a third of it); its claims stop refusing past it.
+   */
+  presenceTtlMs: number;
+  /**
+   * `MAJORDOMUS_CLOCK_SKEW_MS` (tests and demos): shifts this process's idea of the time as a
+   * machine whose clock is off would see it (a signed integer of milliseconds); the shared board
+   * decides with the broker's clock whatever this says.
+   */
+  clockSkewMs: number;
 }
 
 export const DEFAULTS = {
@@ -78,6 +97,7 @@ export const DEFAULTS = {
   messageMemoryBytes: 16 * 1024 * 1024,
   messageRate: 20,
   messageBurst: 100,
+  presenceTtlMs: 30_000,
 } as const;
 
 /** The largest delegation depth a variable or a bridge's header may carry (three digits). */
@@ -117,6 +137,12 @@ export function readSettings(env: Env = process.env): Settings {
   if (fault !== undefined && fault !== '' && !/^capability:[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/.test(fault)) {
     throw invalid('MAJORDOMUS_FAULT', fault, 'capability:<namespace.local>');
   }
+  const scope = env.MAJORDOMUS_BOARD;
+  if (scope !== undefined && scope !== '' && scope !== 'repository' && scope !== 'checkout') throw invalid('MAJORDOMUS_BOARD', scope, 'repository or checkout');
+  const federation = nonEmpty(env.MAJORDOMUS_FEDERATION_URL);
+  if (federation !== null && !/^(nats|tls):\/\/\S+$|^[A-Za-z0-9.-]+:\d+$/.test(federation)) throw invalid('MAJORDOMUS_FEDERATION_URL', federation, 'a NATS URL such as nats://host:4222');
+  const skew = env.MAJORDOMUS_CLOCK_SKEW_MS;
+  if (skew !== undefined && skew !== '' && !/^-?\d{1,12}$/.test(skew)) throw invalid('MAJORDOMUS_CLOCK_SKEW_MS', skew, 'a signed integer of milliseconds');
   return Object.freeze({
     logLevel: (level || 'info') as LogLevel,
     poolThreads: integer(env, 'MAJORDOMUS_POOL_THREADS', Math.max(1, availableParallelism() - 1), 1, 64),
@@ -132,6 +158,10 @@ export function readSettings(env: Env = process.env): Settings {
     messageMemoryBytes: integer(env, 'MAJORDOMUS_MESSAGE_MEMORY_BYTES', DEFAULTS.messageMemoryBytes, 0, 2 ** 40),
     messageRate: integer(env, 'MAJORDOMUS_MESSAGE_RATE', DEFAULTS.messageRate, 1, 1_000_000),
     messageBurst: integer(env, 'MAJORDOMUS_MESSAGE_BURST', DEFAULTS.messageBurst, 1, 1_000_000),
+    boardScope: scope === 'checkout' ? 'checkout' : 'repository',
+    federationUrl: federation,
+    presenceTtlMs: integer(env, 'MAJORDOMUS_PRESENCE_TTL_MS', DEFAULTS.presenceTtlMs, 1_000, 3600_000),
+    clockSkewMs: skew ? Number(skew) : 0,
   });
 }
 

@@ -155,6 +155,8 @@ export interface PeerView {
   client: { name: string; version: string };
   transport: 'stdio' | 'http';
   announcement?: { intent: string; paths: string[] };
+  /** When the board is shared between checkouts: the peer's checkout, branch and host. */
+  where?: { checkout: string; branch: string | null; host: string };
 }
 
 export interface PeersAnswer {

@@ -23,7 +23,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 /** The floors, bottom first. A module may import its own folder and any folder ranked below it. */
 const FLOORS: readonly (readonly string[])[] = [
   ['platform'],
-  ['layer', 'peers', 'shared', 'floor', 'coordination', 'executor', 'harness', 'gateway', 'tasks', 'guard', 'init', 'doctor'],
+  ['layer', 'peers', 'shared', 'floor', 'coordination', 'board', 'executor', 'harness', 'gateway', 'tasks', 'guard', 'init', 'doctor'],
   ['registry'],
   ['capabilities'],
   ['runtime'],
