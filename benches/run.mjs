@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Runs the benchmarks by name (`http`, `shared`, `micro`, `harness`, `executor`, `coordination`, `search-libraries`, `reload`, `page`;
+ * Runs the benchmarks by name (`http`, `shared`, `micro`, `harness`, `executor`, `coordination`, `search-libraries`, `reload`, `page`, `federation`;
  * all of them when none is named), one after another so they never load the machine together, and prints one combined
  * table at the end. `npm run bench -- shared` · `npx just bench harness`. Needs `npm run build` first.
  * Exit code: 0 when every bar holds, 1 when a bar misses, 2 for a usage error, 3 when a
@@ -20,6 +20,7 @@ const BENCHES = {
   'search-libraries': () => import('./search-libraries.mjs'),
   reload: () => import('./reload.mjs'),
   page: () => import('./page.mjs'),
+  federation: () => import('./federation.mjs'),
 };
 
 async function main() {

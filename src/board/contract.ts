@@ -58,6 +58,8 @@ export interface TransportSink {
   presence(checkout: string, record: PresenceRecord | null, seenAt: number): void;
   /** Whether the transport can reach the others now. */
   reachable(up: boolean): void;
+  /** This checkout's presence as it is now (published first on every connection). */
+  ownPresence(): PresenceRecord;
 }
 
 export type TransportAppend = 'granted' | 'conflict' | 'unreachable';

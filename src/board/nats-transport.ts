@@ -72,14 +72,16 @@ export class NatsTransport implements BoardTransport {
   #live: Live | null = null;
   /** Broker time minus this machine's (skewed) time, from the stamps on our own presence. */
   #offset = 0;
-  #putAt = new Map<number, number>();
+  /** When this checkout last published its presence, on its own clock (heartbeats are seconds apart). */
+  #sentAt: number | null = null;
   /** The claims ledger's last sequence this side knows exists, and the one delivered. */
   #known = 0;
   #delivered = 0;
   #waiters: Array<() => void> = [];
   #closed = false;
   #running: Promise<void> | null = null;
-  #lastPresence: PresenceRecord | null = null;
+  /** Called when the broker's stamp on our own presence came back (the clock is known). */
+  #onClock: (() => void) | null = null;
 
   constructor(options: NatsTransportOptions) {
     this.#options = options;
@@ -142,13 +144,10 @@ export class NatsTransport implements BoardTransport {
   }
 
   async putPresence(record: PresenceRecord): Promise<void> {
-    this.#lastPresence = record;
     const live = this.#live;
     if (!live) return;
-    const sentAt = Date.now() + (this.#options.clockSkewMs ?? 0);
-    const revision = await live.kv.put(this.#options.self, JSON.stringify(record));
-    if (this.#putAt.size > 64) this.#putAt.clear(); // answers that never came back
-    this.#putAt.set(revision, sentAt);
+    this.#sentAt = Date.now() + (this.#options.clockSkewMs ?? 0);
+    await live.kv.put(this.#options.self, JSON.stringify(record));
   }
 
   async close(): Promise<void> {
@@ -223,15 +222,30 @@ export class NatsTransport implements BoardTransport {
     const js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
     const live: Live = { nc, js, kv, stops: [] };
     await this.#followPresence(live);
+    // The broker's clock first: nothing is decided here before this checkout knows it.
+    await this.#syncClock(kv);
     this.#sink?.claimsReset();
     this.#known = (await jsm.streams.getMessage(this.#stream, { last_by_subj: this.#claimsSubject }).then((m) => m?.seq ?? 0).catch(() => 0));
     this.#delivered = 0;
     await this.#followClaims(live);
     await this.#followMessages(live, durable);
     this.#live = live;
-    if (this.#lastPresence) await this.putPresence({ ...this.#lastPresence, at: this.now() }).catch(() => undefined);
     log.info(`federation: connected to ${this.#options.url}`);
     this.#sink?.reachable(true);
+  }
+
+  /** Publishes this checkout's presence and waits (bounded) for the broker's stamp on it to come back. */
+  async #syncClock(kv: KV): Promise<void> {
+    const record = this.#sink?.ownPresence();
+    if (!record) return;
+    const synced = new Promise<void>((resolve) => {
+      this.#onClock = resolve;
+      setTimeout(resolve, PUBLISH_TIMEOUT_MS).unref();
+    });
+    this.#sentAt = Date.now() + (this.#options.clockSkewMs ?? 0);
+    await kv.put(this.#options.self, JSON.stringify(record));
+    await synced;
+    this.#onClock = null;
   }
 
   async #ensureStream(jsm: JetStreamManager): Promise<void> {
@@ -293,12 +307,15 @@ export class NatsTransport implements BoardTransport {
       for await (const entry of watch) {
         const seenAt = entry.created.getTime();
         if (entry.key === this.#options.self) {
+          // Our own entry from before this watch started says nothing of the clock now.
+          if (!entry.isUpdate) continue;
           // Our own heartbeat came back stamped by the broker: the clock offset, within half a round trip.
-          const sentAt = this.#putAt.get(entry.revision);
-          this.#putAt.delete(entry.revision);
-          if (sentAt !== undefined) {
+          const sentAt = this.#sentAt;
+          this.#sentAt = null;
+          if (sentAt !== null) {
             const local = Date.now() + (this.#options.clockSkewMs ?? 0);
             this.#offset = seenAt - (sentAt + local) / 2;
+            this.#onClock?.();
           }
           continue;
         }
@@ -330,6 +347,6 @@ export class NatsTransport implements BoardTransport {
     this.#live = null;
     if (live) for (const stop of live.stops) stop();
     this.#release();
-    this.#sink?.reachable(false);
+    if (!this.#closed) this.#sink?.reachable(false);
   }
 }

@@ -99,7 +99,7 @@ export class SharedBoard implements SharedPort, RemotePeers, TransportSink {
     setImmediate(() => {
       this.#presenceDue = false;
       if (this.#closing) return;
-      this.#transport.putPresence(this.#ownPresence()).catch((error) => log.debug(`presence not published: ${String(error)}`));
+      this.#transport.putPresence(this.ownPresence()).catch((error) => log.debug(`presence not published: ${String(error)}`));
     });
   }
 
@@ -254,7 +254,7 @@ export class SharedBoard implements SharedPort, RemotePeers, TransportSink {
     return { v: 1, origin: this.#identity.id, label: this.#identity.label, event };
   }
 
-  #ownPresence(): PresenceRecord {
+  ownPresence(): PresenceRecord {
     return {
       v: 1,
       checkout: this.#identity.id,

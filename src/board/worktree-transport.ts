@@ -17,7 +17,7 @@
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, watch, writeFileSync, writeSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { log } from '../platform/log.js';
-import { uniqueSuffix, withLeaseLock } from '../shared/lease-lock.js';
+import { uniqueSuffix, withLeaseLockBrief } from '../shared/lease-lock.js';
 import type { BoardTransport, LedgerEntry, PresenceRecord, TransportAppend, TransportSink } from './contract.js';
 
 /** A file read from where the last read stopped; a line cut mid-write waits for its end. */
@@ -158,12 +158,12 @@ export class WorktreeTransport implements BoardTransport {
     const tail = this.#claims;
     if (!tail || this.#closed) return 'unreachable';
     try {
-      return await withLeaseLock(tail.path, async () => {
+      return await withLeaseLockBrief(tail.path, () => {
         this.#readClaims();
-        if (tail.lines !== expected) return 'conflict';
+        if (tail.lines !== expected) return 'conflict' as const;
         appendLine(tail.path, entry);
         this.#readClaims();
-        return 'granted';
+        return 'granted' as const;
       });
     } catch (error) {
       log.warn(`cannot append to ${tail.path}: ${error instanceof Error ? error.message : String(error)}`);

@@ -195,11 +195,15 @@ export class ClaimBoard {
     return [...this.#claims.values()].filter((c) => c.localOnly).map((c) => storedOf(c));
   }
 
-  /** Decides a local-only claim again, now that the ledger is back: the overlaps that would refuse it. */
+  /**
+   * Decides a local-only claim again, now that the ledger is back: the other checkouts' claims it
+   * overlaps where either is exclusive. The ledger's order decides, alive or not: presence may lag
+   * the ledger right after a reconnect, and a stale winner costs a `release_stale`, not a double grant.
+   */
   conflictsOf(id: string): Overlap[] {
     const claim = this.#claims.get(id);
     if (!claim) return [];
-    return this.#overlapsWith(claim.peer, claim.paths).filter((o) => o.live && o.claim.includes('@') && (o.exclusive || claim.exclusive));
+    return this.#overlapsWith(claim.peer, claim.paths).filter((o) => o.claim.includes('@') && (o.exclusive || claim.exclusive));
   }
 
   /** The overlaps of a claim on the board with other peers' claims (a claim that arrived through the ledger). */
@@ -387,7 +391,8 @@ export class ClaimBoard {
       intent: c.intent,
       created_at: c.created_at,
       expires_at: c.expires_at,
-      ...(c.where ? { where: { ...c.where } } : {}),
+      // Where is said of another checkout's claims; one of this checkout's is here.
+      ...(c.remote && c.where ? { where: { ...c.where } } : {}),
       ...(c.localOnly ? { local_only: true } : {}),
     };
   }

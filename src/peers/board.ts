@@ -74,7 +74,7 @@ export class PeerBoard implements PeerAccess {
   readonly #restorable: Map<string, Announcement>;
   readonly #onChange: (change: BoardChange) => void;
   #remote: RemotePeers | null = null;
-  /** This checkout's place, shown on its peers once the board is shared. */
+  /** This checkout's place once the board is shared (its claims carry it to the others). */
   #place: CheckoutPlace | null = null;
 
   constructor(options: PeerBoardOptions = {}) {
@@ -203,7 +203,6 @@ export class PeerBoard implements PeerAccess {
       last_seen_seconds_ago: Math.max(0, Math.floor((this.#now() - p.lastSeen) / 1000)),
     };
     if (p.announcement) peer.announcement = { ...p.announcement, paths: [...p.announcement.paths] };
-    if (this.#place) peer.where = { ...this.#place };
     return peer;
   }
 }

@@ -24,9 +24,9 @@ export const AnnouncementSchema = z.object({
 });
 
 /**
- * Where a peer (or a claim) lives when the board is shared between checkouts (docs/SCALE.md): its
- * checkout's short name (what follows the `@` of a peer id from another checkout), the branch
- * checked out there and the machine's host name. Absent when nothing is shared.
+ * Where a peer (or a claim) of another checkout sharing the board lives (docs/SCALE.md): that
+ * checkout's short name (what follows the `@` of its peer ids), the branch checked out there and
+ * the machine's host name. Absent on this checkout's own peers and claims.
  */
 export const CheckoutPlaceSchema = z.object({
   checkout: z.string().max(64),

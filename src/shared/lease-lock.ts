@@ -97,6 +97,46 @@ export async function withLeaseLock<T>(leasePath: string, change: () => Promise<
 }
 
 /**
+ * The lock around a change that is synchronous and short (an append to a ledger): taken, used
+ * and let go in one turn of the event loop without the thread pool, which a busy machine makes
+ * slow; only a contended lock waits, as `withLeaseLock` does.
+ */
+export async function withLeaseLockBrief<T>(path: string, change: () => T): Promise<T> {
+  const lockPath = lockPathOf(path);
+  const mine = `${process.pid} ${uniqueSuffix()}\n`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const fd = openSync(lockPath, 'wx', 0o600);
+      try {
+        writeSync(fd, mine);
+      } finally {
+        closeSync(fd);
+      }
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const held = await readFile(lockPath, 'utf8').catch(() => null);
+    if (held !== null && (await isStale(lockPath, held))) {
+      await breakIfStale(lockPath, held);
+      continue;
+    }
+    if (Date.now() > deadline) throw new LeaseLockUnavailable(`the lock ${lockPath} is held by process ${held?.split(' ')[0] ?? '?'} for over ${LOCK_WAIT_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  try {
+    return change();
+  } finally {
+    try {
+      if (readFileSync(lockPath, 'utf8') === mine) unlinkSync(lockPath);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
  * The synchronous form, for the way out of a signal: takes the lock if it is free at once and
  * runs `change` either way (a process about to die cannot wait; its change only removes its own
  * lease).

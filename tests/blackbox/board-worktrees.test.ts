@@ -67,12 +67,15 @@ describe('one board for the worktrees of a repository', () => {
 
     // A claims; B is refused, naming A's peer; both list the same claim at the same path.
     const granted = await toolOutput<Granted>(agentA.client, 'majordomus_claim', { paths: ['src/b.ts'], intent: 'refactor b' });
-    expect(granted.claim).toMatchObject({ id: 'c1', peer: 'p1', paths: ['src/b.ts'], where: { checkout: labelA } });
+    expect(granted.claim).toMatchObject({ id: 'c1', peer: 'p1', paths: ['src/b.ts'] });
+    expect(granted.claim.where, 'a claim of this checkout says no where').toBeUndefined();
     const refused = await refusalOf(agentB.client, 'majordomus_claim', { paths: [join(b, 'src')], intent: 'touch src' });
     expect(refused.code).toBe('conflict');
     expect(refused.message).toContain(`p1@${labelA} ("agent-a") holds src/b.ts exclusively for "refactor b" (claim c1@${labelA})`);
     const listedByB = await toolOutput<ClaimsAnswer>(agentB.client, 'majordomus_claims');
-    expect(listedByB.claims).toEqual([expect.objectContaining({ id: `c1@${labelA}`, peer: `p1@${labelA}`, live: true, paths: ['src/b.ts'], exclusive: true })]);
+    expect(listedByB.claims).toEqual([
+      expect.objectContaining({ id: `c1@${labelA}`, peer: `p1@${labelA}`, live: true, paths: ['src/b.ts'], exclusive: true, where: expect.objectContaining({ checkout: labelA, branch: seenByB.where?.branch }) }),
+    ]);
 
     // A shared claim of B's is granted with a warning, and A is told live.
     await toolOutput<Granted>(agentB.client, 'majordomus_claim', { paths: ['src/b.ts'], intent: 'read b', exclusive: false, proceed: true });

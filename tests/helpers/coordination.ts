@@ -33,6 +33,10 @@ export interface ClaimView {
   intent: string;
   created_at: string;
   expires_at: string;
+  /** When the board is shared between checkouts: where it was granted. */
+  where?: { checkout: string; branch: string | null; host: string };
+  /** Granted while the shared board was out of reach. */
+  local_only?: boolean;
 }
 
 export interface PathPair {
