@@ -7,6 +7,7 @@
 import type { ClaimEvent } from '../coordination/claims.js';
 import type { StoredMessage } from '../coordination/messages.js';
 import type { Announcement, CheckoutPlace, PeerClient } from '../peers/schema.js';
+import type { CheckoutSession } from './schemas.js';
 
 /** A message as the ledger carries it (recipients are resolved by each checkout for its own peers). */
 export type LedgerMessage = { event: 'message'; message: Omit<StoredMessage, 'recipients' | 'epoch'> };
@@ -40,6 +41,8 @@ export interface PresenceRecord {
   label: string;
   place: CheckoutPlace;
   peers: PresencePeer[];
+  /** Its harness sessions (executor tasks among them), read-only for the others. */
+  sessions?: CheckoutSession[];
   /** When it was written, on the writer's clock (worktrees read it on the same machine's clock). */
   at: number;
 }

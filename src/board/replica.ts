@@ -19,6 +19,7 @@ import type { Peer, PeerClient } from '../peers/schema.js';
 import type { BoardTransport, LedgerEntry, LedgerMessage, PresenceRecord, TransportSink } from './contract.js';
 import type { CheckoutIdentity } from './identity.js';
 import { labelOf, localize, seenFrom, threadSeenFrom } from './ids.js';
+import { CheckoutSessionSchema, SHARED_SESSIONS, type BoardAccess, type BoardStatus, type CheckoutSession } from './schemas.js';
 
 export interface ReplicaOptions {
   transport: BoardTransport;
@@ -40,8 +41,10 @@ interface Presence {
 const SEEN_MESSAGES = 10_000;
 /** The most events waiting for the transport to come back; past it the oldest are dropped (and logged). */
 const MAX_QUEUED = 10_000;
+/** After a publish that got no answer while the transport still counts as connected. */
+const DRAIN_RETRY_MS = 1_000;
 
-export class SharedBoard implements SharedPort, RemotePeers, TransportSink {
+export class SharedBoard implements SharedPort, RemotePeers, TransportSink, BoardAccess {
   readonly #transport: BoardTransport;
   readonly #identity: CheckoutIdentity;
   readonly #board: PeerBoard;
@@ -57,6 +60,10 @@ export class SharedBoard implements SharedPort, RemotePeers, TransportSink {
   #heartbeat: NodeJS.Timeout | null = null;
   #presenceDue = false;
   #resuming: Promise<void> | null = null;
+  #draining = false;
+  /** This checkout's harness sessions, as the session table last said; where they come from. */
+  #sessions: CheckoutSession[] = [];
+  #sessionSource: (() => Promise<CheckoutSession[]>) | null = null;
   #closing: Promise<void> | null = null;
 
   constructor(options: ReplicaOptions) {
@@ -86,10 +93,48 @@ export class SharedBoard implements SharedPort, RemotePeers, TransportSink {
     this.#board.share(this, this.#identity.place);
     this.#coordination.share(this, () => this.#transport.now());
     await this.#transport.start(this);
-    this.#heartbeat = setInterval(() => this.presenceChanged(), Math.max(250, Math.floor(this.#ttlMs / 3)));
+    this.#heartbeat = setInterval(() => this.#beat(), Math.max(250, Math.floor(this.#ttlMs / 3)));
     this.#heartbeat.unref();
     this.presenceChanged();
     log.info(`the board is shared (${this.#transport.kind}: ${this.#transport.where}); this checkout is ${this.#identity.label}`);
+  }
+
+  /** Where this checkout's harness sessions are read from at every heartbeat (the session table's thread). */
+  showSessions(source: () => Promise<CheckoutSession[]>): void {
+    this.#sessionSource = source;
+    this.#beat();
+  }
+
+  /** A heartbeat: the sessions read again, then the presence published. */
+  #beat(): void {
+    const source = this.#sessionSource;
+    if (!source) {
+      this.presenceChanged();
+      return;
+    }
+    source()
+      .then((sessions) => (this.#sessions = sessions.slice(0, SHARED_SESSIONS)))
+      .catch((error) => log.debug(`sessions not read for the shared board: ${String(error)}`))
+      .finally(() => this.presenceChanged());
+  }
+
+  /** The checkouts sharing this board, as this one sees them now. */
+  status(): BoardStatus {
+    const now = this.#transport.now();
+    const checkouts = [...this.#presence.values()]
+      .map(({ record, seenAt }) => ({
+        ...record.place,
+        checkout: record.label,
+        live: now - seenAt < this.#ttlMs,
+        last_seen_seconds_ago: Math.max(0, Math.floor((now - seenAt) / 1000)),
+        peers: record.peers.length,
+        sessions: (record.sessions ?? []).slice(0, SHARED_SESSIONS).flatMap((session) => {
+          const parsed = CheckoutSessionSchema.safeParse(session);
+          return parsed.success ? [parsed.data] : [];
+        }),
+      }))
+      .sort((a, b) => Number(b.live) - Number(a.live) || a.last_seen_seconds_ago - b.last_seen_seconds_ago);
+    return { shared: true, transport: this.#transport.kind, reachable: this.#up, you: { ...this.#identity.place }, checkouts };
   }
 
   /** The peers here changed: the others hear it once this turn is over (changes in one turn coalesce). */
@@ -134,7 +179,10 @@ export class SharedBoard implements SharedPort, RemotePeers, TransportSink {
       return;
     }
     void this.#transport.publish(entry).then((sent) => {
-      if (!sent) this.#enqueue(entry);
+      if (sent) return;
+      this.#enqueue(entry);
+      // Still counted as reachable (one answer was lost): try again shortly rather than at the next reconnect.
+      setTimeout(() => void this.#drain(), DRAIN_RETRY_MS).unref();
     });
   }
 
@@ -234,12 +282,26 @@ export class SharedBoard implements SharedPort, RemotePeers, TransportSink {
       const outcome = await this.#coordination.reconcile(claim);
       if (outcome === 'withdrawn') log.warn(`claim ${claim.id} of ${claim.peer}, granted while the board was out of reach, lost to a claim the board granted meanwhile: it has ended`);
     }
-    while (this.#up && this.#queue.length > 0) {
-      const entry = this.#queue[0] as LedgerEntry;
-      if (!(await this.#transport.publish(entry))) return;
-      this.#queue.shift();
-    }
+    await this.#drain();
     this.presenceChanged();
+  }
+
+  /** Publishes what waited, in order, while the others can be reached. */
+  async #drain(): Promise<void> {
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      while (this.#up && this.#queue.length > 0) {
+        const entry = this.#queue[0] as LedgerEntry;
+        if (!(await this.#transport.publish(entry))) {
+          setTimeout(() => void this.#drain(), DRAIN_RETRY_MS).unref();
+          return;
+        }
+        this.#queue.shift();
+      }
+    } finally {
+      this.#draining = false;
+    }
   }
 
   #enqueue(entry: LedgerEntry): void {
@@ -267,6 +329,7 @@ export class SharedBoard implements SharedPort, RemotePeers, TransportSink {
         connected_at: peer.connected_at,
         ...(peer.announcement ? { announcement: peer.announcement } : {}),
       })),
+      ...(this.#sessions.length > 0 ? { sessions: this.#sessions } : {}),
       at: this.#transport.now(),
     };
   }

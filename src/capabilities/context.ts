@@ -4,6 +4,7 @@
  * handler against the context its `reads` brings.
  */
 import type { z } from 'zod';
+import type { BoardAccess } from '../board/schemas.js';
 import type { CoordinationAccess } from '../coordination/coordination.js';
 import type { HarnessAccess } from '../harness/table.js';
 import type { LayerView } from '../layer/view.js';
@@ -16,7 +17,8 @@ export interface ContextByReads {
   registry: { catalog: CapabilityCatalog };
   /** `generation`: which build of the layer `layer` is (1 at start, +1 per reload). */
   layer: { catalog: CapabilityCatalog; layer: LayerView; generation: number };
-  peers: { peers: PeerAccess; coordination: CoordinationAccess; caller: string | null };
+  /** `board`: the board shared with the repository's other checkouts; null while this checkout is alone. */
+  peers: { peers: PeerAccess; coordination: CoordinationAccess; board: BoardAccess | null; caller: string | null };
   harness: { harness: HarnessAccess; tasks: TaskAccess; caller: string | null };
 }
 

@@ -4,6 +4,7 @@
  * through the registry alone.
  */
 import type { CapabilityDescriptor } from '../registry/descriptor.js';
+import { BOARD_CAPABILITIES } from './board.js';
 import { CATALOG_CAPABILITIES } from './catalog.js';
 import { COORDINATION_CAPABILITIES } from './coordination.js';
 import { GUARD_CAPABILITIES } from './guard.js';
@@ -22,4 +23,5 @@ export const BUILTIN_CAPABILITIES: readonly CapabilityDescriptor[] = Object.free
   ...TASK_CAPABILITIES,
   ...GUARD_CAPABILITIES,
   ...COORDINATION_CAPABILITIES,
+  ...BOARD_CAPABILITIES,
 ]);

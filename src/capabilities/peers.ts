@@ -14,7 +14,8 @@ export const peersList = capability({
   id: 'peers.list',
   kind: 'query',
   title: 'List peers',
-  description: 'Every MCP session attached to this checkout\'s server, what client it is and what it announced.',
+  description:
+    'Every MCP session attached to this checkout\'s server, what client it is and what it announced; when the board is shared with other checkouts of the repository (worktrees, or clones federated through NATS), theirs too, as p3@<checkout> with where they are (checkout, branch, host).',
   input: noInput,
   output: z.object({ you: z.string().nullable(), peers: z.array(PeerSchema) }),
   exposure: { mcp: { tool: 'majordomus_peers' }, http: { method: 'GET', path: '/api/v1/peers' } },

@@ -19,6 +19,8 @@ import { PeerBoard } from '../peers/board.js';
 import { Coordination } from '../coordination/coordination.js';
 import { openSharedBoard } from '../board/open.js';
 import type { SharedBoard } from '../board/replica.js';
+import type { CheckoutSession } from '../board/schemas.js';
+import type { CallOutcome } from '../platform/call.js';
 import { randomBytes } from 'node:crypto';
 import type { Loaded } from '../runtime/load.js';
 import { Runtime } from '../runtime/runtime.js';
@@ -87,6 +89,13 @@ export async function serveOnLease(options: Omit<OwnerOptions, 'loaded'> & { loa
   }
 }
 
+/** The session table's list as the shared board shows it (the rows of `harness.session_list`). */
+function sessionRows(outcome: CallOutcome): CheckoutSession[] {
+  if (!outcome.ok) return [];
+  const list = JSON.parse(outcome.json) as { sessions?: CheckoutSession[] };
+  return (list.sessions ?? []).map(({ session, profile, agent, status, createdAt, lastTurnAt }) => ({ session, profile, agent, status, createdAt, lastTurnAt }));
+}
+
 export class Owner {
   readonly runtime: Runtime;
   readonly #http: HttpThread;
@@ -137,6 +146,7 @@ export class Owner {
       ...options.loaded,
       board,
       coordination,
+      sharedBoard: shared,
       url: () => url,
       faultCapability: settings().faultCapability,
       remoteHarness: (capabilityId, input, caller, call) => (harness as HarnessThread).invoke(capabilityId, input, caller, call),
@@ -185,6 +195,9 @@ export class Owner {
     });
     const delivering = owner;
     harness.onNotice((notice) => void delivering.#deliver(notice));
+    // The other checkouts see this one's sessions (read-only), as the session table says at each heartbeat.
+    const table = harness;
+    shared?.showSessions(async () => sessionRows(await table.invoke('harness.session_list', {}, null)));
     owner.boardChanged(); // the numbering taken over is carried on at once
     if (http.fellBackFrom !== null) log.info(`port ${http.fellBackFrom} is taken; bound ${http.port} instead`);
     lease.url = http.url;

@@ -5,6 +5,7 @@
  */
 import { CapabilityError, errorMessage } from '../platform/errors.js';
 import type { LayerView } from '../layer/view.js';
+import type { BoardAccess } from '../board/schemas.js';
 import type { Coordination } from '../coordination/coordination.js';
 import { sessionOf } from '../platform/proc.js';
 import type { PeerBoard, PeerClient } from '../peers/board.js';
@@ -23,6 +24,8 @@ export interface RuntimeOptions {
   board: PeerBoard | null;
   /** Claims and messages over the board, beside it. */
   coordination?: Coordination | null;
+  /** The board shared with the repository's other checkouts, beside the peer board; null while alone. */
+  sharedBoard?: BoardAccess | null;
   /** The session table, in the harness thread only. */
   harness?: HarnessAccess | null;
   /** The task board over the session table, in the harness thread only. */
@@ -41,6 +44,7 @@ export class Runtime {
   #generation: number;
   readonly board: PeerBoard | null;
   readonly coordination: Coordination | null;
+  readonly #sharedBoard: BoardAccess | null;
   readonly #harness: HarnessAccess | null;
   readonly #tasks: TaskAccess | null;
   readonly #remoteHarness: RuntimeOptions['remoteHarness'];
@@ -54,6 +58,7 @@ export class Runtime {
     this.#generation = options.generation ?? 1;
     this.board = options.board;
     this.coordination = options.coordination ?? null;
+    this.#sharedBoard = options.sharedBoard ?? null;
     this.#harness = options.harness ?? null;
     this.#tasks = options.tasks ?? null;
     this.#remoteHarness = options.remoteHarness ?? null;
@@ -129,7 +134,7 @@ export class Runtime {
         return { catalog: this.registry.catalog, layer: this.#layer, generation: this.#generation };
       case 'peers':
         if (!this.coordination) throw new CapabilityError('internal', 'coordination lives beside the peer board, in the main thread');
-        return { peers: this.peers(), coordination: this.coordination, caller };
+        return { peers: this.peers(), coordination: this.coordination, board: this.#sharedBoard, caller };
       case 'harness':
         if (this.#harness && this.#tasks) return { harness: this.#harness, tasks: this.#tasks, caller };
         throw new CapabilityError('refused', 'the harness runs in the checkout\'s shared server; this client is served alone (--standalone, or the lease is unavailable), so it cannot start or read agent sessions');

@@ -2,7 +2,8 @@
  * One board for every worktree of a repository on one machine — black-box, with the built
  * executable: a repository and a second worktree of it (`git worktree add`), a real client in
  * each, so two servers, each the owner of its own checkout. Covers (issue 24, worktrees):
- * - each server lists the other worktree's peer as `p1@<checkout>`, with its worktree and branch;
+ * - each server lists the other worktree's peer as `p1@<checkout>`, with its worktree and branch,
+ *   and the other worktree among the checkouts sharing the board (`majordomus_checkouts`);
  * - a claim granted in worktree A refuses an overlapping exclusive claim in worktree B, naming
  *   A's peer; claim paths are the same in both (relative to the root), and both list the claim;
  * - a message by name across worktrees reaches the other agent live and sits in its inbox;
@@ -65,6 +66,11 @@ describe('one board for the worktrees of a repository', () => {
     const seenByA = await waitFor(async () => (await peersVia(agentA.client)).peers.find((p) => p.id.startsWith('p1@')), { what: 'A to list B\'s peer' });
     expect(seenByA).toMatchObject({ client: { name: 'agent-b' }, where: { branch: 'feature', checkout: expect.stringMatching(/^feature-[0-9a-f]{4}$/) } });
 
+    // B lists A's worktree among the checkouts sharing the board, alive, with its peer.
+    const board = await toolOutput<{ shared: boolean; transport: string; reachable: boolean; you: { branch: string }; checkouts: Array<Record<string, unknown>> }>(agentB.client, 'majordomus_checkouts');
+    expect(board).toMatchObject({ shared: true, transport: 'worktrees', reachable: true, you: { branch: 'feature' } });
+    expect(board.checkouts).toEqual([expect.objectContaining({ checkout: labelA, branch: seenByB.where?.branch, live: true, peers: 1, sessions: [] })]);
+
     // A claims; B is refused, naming A's peer; both list the same claim at the same path.
     const granted = await toolOutput<Granted>(agentA.client, 'majordomus_claim', { paths: ['src/b.ts'], intent: 'refactor b' });
     expect(granted.claim).toMatchObject({ id: 'c1', peer: 'p1', paths: ['src/b.ts'] });
@@ -121,5 +127,6 @@ describe('one board for the worktrees of a repository', () => {
     const granted = await toolOutput<Granted>(agentB.client, 'majordomus_claim', { paths: ['src/b.ts'], intent: 'also b' });
     expect(granted.warnings).toEqual([]);
     expect((await peersVia(agentB.client)).peers.map((p) => p.id)).toEqual(['p1']);
+    expect(await toolOutput(agentB.client, 'majordomus_checkouts')).toEqual({ shared: false, transport: null, reachable: null, you: null, checkouts: [] });
   });
 });

@@ -1,6 +1,7 @@
 /** What the builtin registry is expected to hold, as the black-box and unit suites assert it. */
 
 export const BUILTIN_CAPABILITY_IDS = [
+  'board.checkouts',
   'capabilities.describe',
   'capabilities.list',
   'claims.check',
@@ -48,6 +49,7 @@ export const BUILTIN_TOOLS = [
   'majordomus_capabilities',
   'majordomus_capability',
   'majordomus_check_paths',
+  'majordomus_checkouts',
   'majordomus_claim',
   'majordomus_claims',
   'majordomus_get',

@@ -10,7 +10,9 @@
  *   overlaps nothing is appended and confirmed;
  * - events of this checkout are published with its ids as they are; the other checkouts' ids
  *   arrive qualified, and ours come back local;
- * - a message by name from another checkout is filed and told to its recipient here only.
+ * - a message by name from another checkout is filed and told to its recipient here only;
+ * - the other checkouts are shown with their place, liveness, peers and sessions (what is not a
+ *   session is left out).
  */
 import { describe, expect, it } from 'vitest';
 import type { BoardTransport, LedgerEntry, PresenceRecord, TransportAppend, TransportSink } from '../../../src/board/contract.js';
@@ -131,6 +133,19 @@ describe('the replica of a shared board', () => {
     expect(coordination.claims()).toEqual([expect.objectContaining({ id: 'c1@other-bbbb', live: false })]);
     const granted = await coordination.grant(me, request(['src']));
     expect(granted.warnings).toEqual([expect.objectContaining({ claim: 'c1@other-bbbb', live: false })]);
+  });
+
+  it('shows the other checkouts with their place, liveness and sessions, read-only', async () => {
+    const { transport, shared } = await sharedBoard();
+    const session = { session: 's1', profile: 'cheap', agent: 'executor', status: 'running', createdAt: 'x', lastTurnAt: 'y' };
+    transport.sink?.presence(OTHER.id, { ...presence(['p1', 'p2']), sessions: [session, { bogus: true } as never] }, transport.clock - 2_000);
+    expect(shared.status()).toEqual({
+      shared: true,
+      transport: 'worktrees',
+      reachable: true,
+      you: ME.place,
+      checkouts: [{ checkout: OTHER.label, branch: 'feature', host: 'there', live: true, last_seen_seconds_ago: 2, peers: 2, sessions: [session] }],
+    });
   });
 
   it('decides a grant again when another checkout appended first, and refuses it over that claim', async () => {
