@@ -2,6 +2,7 @@
  * The root search and the manifest:
  * - the nearest ancestor holding .ai/manifest.yaml is the root, from any nested directory;
  * - no root → MAJ_NO_ROOT naming every directory looked at;
+ * - the manifest's federation setting (a NATS URL, a repository name) is read and checked;
  * - a broken manifest (malformed YAML, unknown key, schema violation, unreadable) stops the search
  *   there with MAJ_MANIFEST_INVALID, even when a valid manifest exists further up;
  * - the manifest is only ever opened as a regular file: a directory, a FIFO (without blocking), a
@@ -220,7 +221,24 @@ describe('the manifest', () => {
       repoPath: '.ai/repo',
       localPath: '.ai/local',
       sections: ['rule', 'skill', 'prompt', 'workflow', 'adr', 'document', 'profile', 'policy'],
+      federation: { url: null, repository: null },
     });
+  });
+
+  it('reads the federation setting, and refuses a URL that is not NATS\'s, a bad name or an unknown key in it', async () => {
+    const root = await fixtures.tree({}, 'schema: ai-repository/v1\nfederation: {url: "nats://broker:4222", repository: team-repo}\n');
+    await expect(readManifest(join(root, '.ai', 'manifest.yaml'))).resolves.toMatchObject({ federation: { url: 'nats://broker:4222', repository: 'team-repo' } });
+    for (const [federation, named] of [
+      ['{url: "http://broker"}', 'federation.url'],
+      ['{repository: "a.b"}', 'federation.repository'],
+      ['{url: "nats://b:1", token: x}', '"federation.token"'],
+      ['nats://b:1', 'federation: must be a mapping'],
+    ] as const) {
+      const bad = await fixtures.tree({}, `schema: ai-repository/v1\nfederation: ${federation}\n`);
+      const error = await refusal(readManifest(join(bad, '.ai', 'manifest.yaml')));
+      expect(error.code).toBe('MAJ_MANIFEST_INVALID');
+      expect(error.message).toContain(named);
+    }
   });
 
   it('starts the search at --repo instead of cwd', async () => {
