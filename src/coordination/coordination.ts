@@ -382,8 +382,9 @@ export class Coordination implements CoordinationAccess {
       ...(input.subject === undefined ? {} : { subject: input.subject }),
       ...(input.thread === undefined ? {} : { thread: input.thread }),
     });
-    const delivered = [...recipients].filter((peer) => peer !== OVERSEER && this.#board.has(peer));
-    for (const peer of delivered) this.#notify(messageNotice(peer, message));
+    // A peer of another checkout is told by its own server, when the message reaches it through the shared board.
+    const delivered = [...recipients].filter((peer) => peer !== OVERSEER && this.#board.known(peer));
+    for (const peer of delivered) if (this.#board.has(peer)) this.#notify(messageNotice(peer, message));
     return { message, delivered };
   }
 

@@ -18,7 +18,7 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLAIM_METHOD, MESSAGE_METHOD, joinPeer, refusalOf, waitForNotice, type ClaimView, type ClaimsAnswer, type Granted, type Peer } from '../helpers/coordination.js';
+import { CLAIM_METHOD, MESSAGE_METHOD, joinPeer, refusalOf, waitForNotice, type ClaimView, type ClaimsAnswer, type Granted, type MessageView, type Peer } from '../helpers/coordination.js';
 import { git, makeTempDir } from '../helpers/fixture-repo.js';
 import { NatsServer } from '../helpers/nats.js';
 import { SHARED_LAYER, Scene, peersVia, toolOutput } from '../helpers/shared.js';
@@ -83,7 +83,7 @@ describe('the board federated through NATS JetStream', () => {
 
     // A message by name crosses the broker, live.
     await toolOutput(b.client, 'majordomus_send_message', { to: [`p1@${labelA}`], body: 'after you' });
-    const pushed = await waitForNotice(a, MESSAGE_METHOD, (params: { message: { body: string } }) => params.message.body === 'after you');
+    const pushed = await waitForNotice<{ message: MessageView }>(a, MESSAGE_METHOD, (params) => params.message.body === 'after you');
     expect(pushed.message).toMatchObject({ from: `p1@${labelB}`, to: ['p1'] });
 
     // B holds a claim, then dies: within the TTL its claim is stale on A, and only warns.
@@ -126,7 +126,7 @@ describe('the board federated through NATS JetStream', () => {
     const aKept = settled.listA[0]?.id === onA.claim.id;
     const [loser, winnerSeenByLoser] = aKept ? [b, `${onA.claim.id}@${labelA}`] : [a, `${onB.claim.id}@${labelB}`];
     expect((aKept ? settled.listB : settled.listA)[0]).toMatchObject({ id: winnerSeenByLoser, live: true, exclusive: true });
-    const withdrawn = await waitForNotice(loser, CLAIM_METHOD, (params: { event: string }) => params.event === 'withdrawn');
+    const withdrawn = await waitForNotice<{ event: string; claim: ClaimView }>(loser, CLAIM_METHOD, (params) => params.event === 'withdrawn');
     expect(withdrawn.claim).toMatchObject({ id: (aKept ? onB : onA).claim.id, paths: ['src/b.ts'] });
 
     // Federated grants go through the ledger again.

@@ -16,7 +16,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../helpers/cli.js';
-import { CLAIM_METHOD, MESSAGE_METHOD, joinPeer, refusalOf, waitForNotice, type ClaimsAnswer, type Granted, type InboxAnswer, type Sent } from '../helpers/coordination.js';
+import { CLAIM_METHOD, MESSAGE_METHOD, joinPeer, refusalOf, waitForNotice, type ClaimNotice, type ClaimsAnswer, type Granted, type InboxAnswer, type MessageView, type Sent } from '../helpers/coordination.js';
 import { git, makeTempDir } from '../helpers/fixture-repo.js';
 import { SHARED_LAYER, Scene, peersVia, toolOutput } from '../helpers/shared.js';
 import { waitFor } from '../helpers/wait.js';
@@ -85,19 +85,19 @@ describe('one board for the worktrees of a repository', () => {
 
     // A shared claim of B's is granted with a warning, and A is told live.
     await toolOutput<Granted>(agentB.client, 'majordomus_claim', { paths: ['src/b.ts'], intent: 'read b', exclusive: false, proceed: true });
-    const told = await waitForNotice(agentA, CLAIM_METHOD, (params: { claim: { peer: string } }) => params.claim.peer === seenByA.id);
+    const told = await waitForNotice<ClaimNotice>(agentA, CLAIM_METHOD, (params) => params.claim.peer === seenByA.id);
     expect(told.overlaps).toEqual([{ yours: 'src/b.ts', theirs: 'src/b.ts' }]);
 
     // A message by name crosses the worktrees, live and into the inbox.
     const sent = await toolOutput<Sent>(agentB.client, 'majordomus_send_message', { to: [`p1@${labelA}`], body: 'may I take src/b.ts after you?' });
     expect(sent.message.to).toEqual([`p1@${labelA}`]);
-    const pushed = await waitForNotice(agentA, MESSAGE_METHOD, (params: { message: { body: string } }) => params.message.body.startsWith('may I'));
+    const pushed = await waitForNotice<{ message: MessageView }>(agentA, MESSAGE_METHOD, (params) => params.message.body.startsWith('may I'));
     expect(pushed.message).toMatchObject({ from: seenByA.id, to: ['p1'], from_client: { name: 'agent-b' } });
     const inbox = await toolOutput<InboxAnswer>(agentA.client, 'majordomus_inbox');
     expect(inbox.messages.map((m) => m.body)).toEqual(['may I take src/b.ts after you?']);
     // A's reply in the thread B started reaches B in the same thread, as B names it.
     await toolOutput<Sent>(agentA.client, 'majordomus_send_message', { to: [seenByA.id], body: 'yes, in ten minutes', thread: pushed.message.thread });
-    const reply = await waitForNotice(agentB, MESSAGE_METHOD, (params: { message: { body: string } }) => params.message.body.startsWith('yes'));
+    const reply = await waitForNotice<{ message: MessageView }>(agentB, MESSAGE_METHOD, (params) => params.message.body.startsWith('yes'));
     expect(reply.message.thread).toBe(sent.message.thread);
 
     // The guard in worktree B refuses a commit touching A's exclusive claim.

@@ -193,7 +193,7 @@ describe('the replica of a shared board', () => {
     const inbox = coordination.inbox(me, { unread: false, limit: 10 });
     expect(inbox.messages).toEqual([expect.objectContaining({ from: 'p1@other-bbbb', to: [me], thread: 'm3@other-bbbb', body: 'hello' })]);
     const sent = coordination.send(me, { to: ['p1@other-bbbb'], body: 'hi back', thread: 'm3@other-bbbb' });
-    expect(sent.delivered).toEqual([]);
+    expect(sent.delivered).toEqual(['p1@other-bbbb']);
     await new Promise((resolve) => setImmediate(resolve));
     expect(transport.published.at(-1)).toMatchObject({ origin: ME.id, event: { event: 'message', message: { from: me, to: ['p1@other-bbbb'], thread: 'm3@other-bbbb' } } });
   });
