@@ -80,6 +80,9 @@ export class NatsTransport implements BoardTransport {
   #waiters: Array<() => void> = [];
   #closed = false;
   #running: Promise<void> | null = null;
+  /** Counts set-ups (and disconnects): a set-up finishes only if nothing newer began meanwhile. */
+  #setUps = 0;
+  #warnedSetUp = false;
   /** Called when the broker's stamp on our own presence came back (the clock is known). */
   #onClock: (() => void) | null = null;
 
@@ -192,19 +195,40 @@ export class NatsTransport implements BoardTransport {
 
   /** Sets up on a fresh connection, follows its status (down on a disconnect, set up again on a reconnect) until it closes. */
   async #serve(nc: NatsConnection): Promise<void> {
-    await this.#setUp(nc);
+    void this.#setUpUntilDone(nc, ++this.#setUps);
     for await (const status of nc.status()) {
       if (this.#closed) break;
-      if (status.type === 'disconnect') this.#down();
-      if (status.type === 'reconnect') await this.#setUp(nc).catch((error) => {
-        log.debug(`federation: set-up after a reconnect failed: ${String(error)}`);
-        void nc.reconnect?.();
-      });
+      if (status.type === 'disconnect') {
+        this.#setUps += 1; // a set-up under way is for a connection that is gone
+        this.#down();
+      }
+      if (status.type === 'reconnect') void this.#setUpUntilDone(nc, ++this.#setUps);
     }
     await nc.closed();
   }
 
-  async #setUp(nc: NatsConnection): Promise<void> {
+  /**
+   * Sets up again until it works (a broker just restarted may answer before its JetStream is
+   * ready), unless a newer connection's set-up took over.
+   */
+  async #setUpUntilDone(nc: NatsConnection, attempt: number): Promise<void> {
+    while (!this.#closed && !nc.isClosed() && attempt === this.#setUps) {
+      try {
+        await this.#setUp(nc, attempt);
+        return;
+      } catch (error) {
+        const why = error instanceof Error ? error.message : String(error);
+        // Said once until it works (a broker without JetStream, a bucket it refuses): not every second.
+        if (!this.#warnedSetUp) log.warn(`federation: ${this.#options.url} answers but the board cannot be set up there (${why}); trying again every second`);
+        else log.debug(`federation: set-up failed, trying again: ${why}`);
+        this.#warnedSetUp = true;
+        this.#down();
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS).unref());
+      }
+    }
+  }
+
+  async #setUp(nc: NatsConnection, attempt: number): Promise<void> {
     this.#down();
     const jsm = await jetstreamManager(nc, { timeout: PUBLISH_TIMEOUT_MS });
     await this.#ensureStream(jsm);
@@ -221,15 +245,28 @@ export class NatsTransport implements BoardTransport {
     const kv = await new Kvm(nc).create(this.#bucket, { ttl: this.#options.presenceTtlMs, history: 1 });
     const js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
     const live: Live = { nc, js, kv, stops: [] };
-    await this.#followPresence(live);
-    // The broker's clock first: nothing is decided here before this checkout knows it.
-    await this.#syncClock(kv);
-    this.#sink?.claimsReset();
-    this.#known = (await jsm.streams.getMessage(this.#stream, { last_by_subj: this.#claimsSubject }).then((m) => m?.seq ?? 0).catch(() => 0));
-    this.#delivered = 0;
-    await this.#followClaims(live);
-    await this.#followMessages(live, durable);
+    try {
+      await this.#followPresence(live);
+      // The broker's clock first: nothing is decided here before this checkout knows it.
+      await this.#syncClock(kv);
+      this.#sink?.claimsReset();
+      this.#known = await jsm.streams
+        .getMessage(this.#stream, { last_by_subj: this.#claimsSubject })
+        .then((m) => m?.seq ?? 0)
+        .catch(() => 0);
+      this.#delivered = 0;
+      await this.#followClaims(live);
+      await this.#followMessages(live, durable);
+    } catch (error) {
+      for (const stop of live.stops) stop();
+      throw error;
+    }
+    if (attempt !== this.#setUps || this.#closed) {
+      for (const stop of live.stops) stop(); // the connection went away while this set-up ran
+      return;
+    }
     this.#live = live;
+    this.#warnedSetUp = false;
     log.info(`federation: connected to ${this.#options.url}`);
     this.#sink?.reachable(true);
   }

@@ -61,6 +61,7 @@ export class SharedBoard implements SharedPort, RemotePeers, TransportSink, Boar
   #presenceDue = false;
   #resuming: Promise<void> | null = null;
   #draining = false;
+  #warnedLabel = false;
   /** This checkout's harness sessions, as the session table last said; where they come from. */
   #sessions: CheckoutSession[] = [];
   #sessionSource: (() => Promise<CheckoutSession[]>) | null = null;
@@ -237,6 +238,11 @@ export class SharedBoard implements SharedPort, RemotePeers, TransportSink, Boar
 
   presence(checkout: string, record: PresenceRecord | null, seenAt: number): void {
     if (checkout === this.#identity.id) return;
+    if (record?.label === this.#identity.label && !this.#warnedLabel) {
+      // Four hex digits of two checkouts' hashes agree, and their folders are named alike: ids would be ambiguous.
+      this.#warnedLabel = true;
+      log.warn(`another checkout sharing this board is also named ${record.label} (on ${record.place.host}): rename one checkout's folder, or their ids (p1@${record.label}) cannot be told apart`);
+    }
     if (record === null) this.#presence.delete(checkout);
     else this.#presence.set(checkout, { record, seenAt });
     this.#onChange();
