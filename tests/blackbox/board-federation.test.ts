@@ -14,7 +14,9 @@
  * - the broker killed: both clones keep serving at once, claims granted meanwhile are local-only;
  *   the broker back (same port and store): federation resumes within 15 s without a restart, and
  *   the conflict between the two local-only claims is settled by the ledger's order — one kept,
- *   the other withdrawn and its agent told.
+ *   the other withdrawn and its agent told;
+ * - a clone started while the broker is down serves at once (its claims local-only, the board
+ *   unreachable) and joins when the broker comes up.
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -132,5 +134,20 @@ describe('the board federated through NATS JetStream', () => {
     // Federated grants go through the ledger again.
     const next = await toolOutput<Granted>(loser.client, 'majordomus_claim', { paths: ['docs/guide.md'], intent: 'the guide instead' });
     expect(next.claim.local_only).toBeUndefined();
+  });
+
+  it('starts serving at once with the broker down, and joins the board when it comes up', async () => {
+    scene = new Scene();
+    const nats = await NatsServer.start();
+    scene.defer(() => nats.stop());
+    await nats.kill();
+    const repo = await scene.repo({ files: FILES });
+    const a = await joinPeer(scene, repo.root, 'agent-a', { env: { MAJORDOMUS_FEDERATION_URL: nats.url, MAJORDOMUS_PRESENCE_TTL_MS: String(TTL_MS) } });
+    const early = await toolOutput<Granted>(a.client, 'majordomus_claim', { paths: ['src/b.ts'], intent: 'before the broker' });
+    expect(early.claim.local_only).toBe(true);
+    expect(await toolOutput(a.client, 'majordomus_checkouts')).toMatchObject({ shared: true, transport: 'federation', reachable: false });
+    await nats.restart();
+    await waitFor(async () => (await claimsOf(a)).every((c) => c.local_only === undefined), { what: 'the early claim to reach the ledger', timeoutMs: 15_000, intervalMs: 100 });
+    expect(await toolOutput(a.client, 'majordomus_checkouts')).toMatchObject({ reachable: true });
   });
 });
