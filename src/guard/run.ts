@@ -13,13 +13,13 @@ import { resolve } from 'node:path';
 import { insidePath } from '../platform/confine.js';
 import { errorMessage } from '../platform/errors.js';
 import { patternCovers } from '../coordination/patterns.js';
-import { readLease } from '../shared/lease.js';
 import { locateCheckout } from '../shared/locate.js';
-import { getJson, probe } from '../shared/probe.js';
+import { getJson } from '../shared/probe.js';
 import { runGit } from '../platform/git.js';
 import { guardSetting, peerFromEnvironment, type GuardSetting } from '../platform/settings.js';
 import type { GuardHook } from './hooks.js';
 import { ancestry } from './identity.js';
+import { liveServer, siblingServer, type Server } from './servers.js';
 import { pushedPaths, stagedPaths } from './touched.js';
 
 /** How long the claims request may take once the probe found the server live. */
@@ -144,25 +144,6 @@ export function report(judgement: Judgement, options: { hook: GuardHook; setting
   return lines;
 }
 
-interface Server {
-  root: string;
-  url: string;
-  token: string;
-}
-
-/** This checkout's live shared server, or null: no checkout, no lease, or no answer to the probe. */
-async function liveServer(start: string): Promise<Server | null> {
-  try {
-    const checkout = await locateCheckout(start);
-    const reading = await readLease(checkout.leasePath);
-    if (reading.state !== 'document' || reading.doc.url === null) return null;
-    const { url, token } = reading.doc;
-    return (await probe(url, token)).live ? { root: checkout.root, url, token } : null;
-  } catch {
-    return null;
-  }
-}
-
 type ClaimsOutcome = { ok: true; answer: ClaimsAnswer } | { ok: false; why: string };
 
 async function fetchClaims(server: Server, peer: string | null, pids: readonly number[]): Promise<ClaimsOutcome> {
@@ -182,6 +163,12 @@ async function fetchClaims(server: Server, peer: string | null, pids: readonly n
   }
   const claims = claimsAnswerOf(answer.body);
   return claims === null ? { ok: false, why: 'the server answered something other than a list of claims' } : { ok: true, answer: claims };
+}
+
+/** A sibling's answer as this worktree's server would give it: its own peers and claims named by its label. */
+function seenFromHere(answer: ClaimsAnswer, label: string): ClaimsAnswer {
+  const qualify = (id: string): string => (id.includes('@') ? id : `${id}@${label}`);
+  return { you: null, claims: answer.claims.map((claim) => ({ ...claim, id: qualify(claim.id), peer: qualify(claim.peer) })) };
 }
 
 /** The touched paths, relative to the checkout's root; paths outside it cannot be claimed. */
@@ -215,9 +202,12 @@ export async function runGuard(hook: GuardHook, start: string): Promise<number> 
     return 0;
   }
   const input = hook === 'pre-push' ? await readStdin() : '';
-  const server = await liveServer(start);
+  const own = await liveServer(start);
+  // No server here: another worktree's speaks for the repository's board (its answer names no peer of ours).
+  const server = own ?? (await siblingServer(start));
   if (server === null) return 0;
-  const outcome = await fetchClaims(server, peer, ancestry());
+  const fetched = await fetchClaims(server, own === null ? null : peer, own === null ? [] : ancestry());
+  const outcome = fetched.ok && server.sibling ? { ok: true as const, answer: seenFromHere(fetched.answer, server.sibling.label) } : fetched;
   if (!outcome.ok) {
     say([`majordomus git guard: warning: could not check claims: ${outcome.why}; the ${what} goes on unchecked.`]);
     return 0;
@@ -226,12 +216,17 @@ export async function runGuard(hook: GuardHook, start: string): Promise<number> 
   if (others.length === 0) return 0;
   let touched: string[];
   try {
-    touched = await touchedPaths(hook, server.root, input);
+    // Claim paths are relative to a checkout's root, the same in every worktree: the touched paths are taken relative to this one.
+    const root = own?.root ?? (await locateCheckout(start)).root;
+    touched = await touchedPaths(hook, root, input);
   } catch (error) {
     say([`majordomus git guard: warning: could not list the paths of this ${what}: ${errorMessage(error)}; it goes on unchecked.`]);
     return 0;
   }
   const judgement = judge(outcome.answer, touched);
+  if (server.sibling && judgement.blocking.length + judgement.noted.length > 0) {
+    say([`majordomus git guard: no server runs in this worktree; these claims are from the board it shares with the worktree at ${server.sibling.root}.`]);
+  }
   say(report(judgement, { hook, setting, you: outcome.answer.you }));
   return judgement.blocking.length > 0 && setting === 'refuse' ? 1 : 0;
 }

@@ -7,7 +7,8 @@
  * - a claim granted in worktree A refuses an overlapping exclusive claim in worktree B, naming
  *   A's peer; claim paths are the same in both (relative to the root), and both list the claim;
  * - a message by name across worktrees reaches the other agent live and sits in its inbox;
- * - the git guard in worktree B refuses a commit touching A's exclusive claim;
+ * - the git guard in worktree B refuses a commit touching A's exclusive claim — with B's server
+ *   running, and with none (it then asks A's, and says so);
  * - when A's agent leaves, its claims go with it and B may claim the path;
  * - with `MAJORDOMUS_BOARD=checkout` the worktrees stay apart (today's behaviour).
  */
@@ -109,10 +110,17 @@ describe('one board for the worktrees of a repository', () => {
     expect(commit.code, commit.stderr).toBe(1);
     expect(commit.stderr).toContain(`p1@${labelA} ("agent-a") holds src/b.ts exclusively for "refactor b" (claim c1@${labelA})`);
 
-    // A's agent leaves: its claims go with it, and B may claim the path.
+    // With no agent (so no server) in worktree B, its guard asks A's server, which speaks for the board.
+    await agentB.close();
+    const alone = await gitCommit(b);
+    expect(alone.code, alone.stderr).toBe(1);
+    expect(alone.stderr).toContain(`no server runs in this worktree; these claims are from the board it shares with the worktree at ${a}`);
+    expect(alone.stderr).toContain(`p1@${labelA} ("agent-a") holds src/b.ts exclusively for "refactor b" (claim c1@${labelA})`);
+
+    // A's agent leaves: its claims go with it, and an agent in B may claim the path.
     await agentA.close();
-    await waitFor(async () => ((await toolOutput<ClaimsAnswer>(agentB.client, 'majordomus_claims')).claims.some((c) => c.peer !== 'p1') ? null : true), { what: 'A\'s claims to end on B' });
-    const mine = await toolOutput<Granted>(agentB.client, 'majordomus_claim', { paths: ['src/b.ts'], intent: 'now mine' });
+    const agentB2 = await joinPeer(scene, b, 'agent-b2');
+    const mine = await toolOutput<Granted>(agentB2.client, 'majordomus_claim', { paths: ['src/b.ts'], intent: 'now mine' });
     expect(mine.warnings).toEqual([]);
     await runCli(['guard', 'uninstall'], { cwd: b });
   });
