@@ -15,6 +15,7 @@ import { parsePids } from '../platform/proc.js';
 import { errorMessage } from '../platform/errors.js';
 import { decodeUtf8, JsonInputError, parseJsonInput } from '../platform/json-input.js';
 import { frameText } from '../mcp/frame.js';
+import type { LogSource } from '../mcp/logging.js';
 import { errorResponse, isJsonRpcId, RPC, type JsonRpcId, type JsonRpcResponse } from '../platform/jsonrpc.js';
 import { McpSession, progressTokenOf, unreadableFrameResponse, type McpBackend } from '../mcp/session.js';
 import { emptyReply, errorReply, jsonReply, type HttpReply, type ReplySink, type RouteReply, type StreamedReply } from '../platform/http-exchange.js';
@@ -61,6 +62,8 @@ export interface McpEndpointOptions {
   now?: () => number;
   /** How often the session stream carries a keep-alive comment (ms); `KEEP_ALIVE_MS` by default. */
   keepAliveMs?: number;
+  /** The server's log lines, which each session's client hears at or above its level. */
+  logs?: LogSource;
 }
 
 /** A JSON-RPC answer as the body of a 200, written like every other transport writes it. */
@@ -133,6 +136,7 @@ export class McpEndpoint {
         ...(peerHint === '' ? {} : { preferredPeerId: peerHint }),
         ...(depth === undefined ? {} : { spawnDepth: depth }),
         clientPids: parsePids(clientPids, MAX_CLIENT_PIDS),
+        ...(this.#options.logs ? { logs: this.#options.logs } : {}),
       });
       open = { session, lastSeen: this.#now(), active: 0, stream: null };
     } else {
