@@ -36,6 +36,7 @@ export function serveRequest(res: uWS.HttpResponse, req: uWS.HttpRequest, handle
     peerHint: req.getHeader('mcp-peer-id'),
     spawnDepth: req.getHeader('mcp-spawn-depth'),
     clientPids: req.getHeader('mcp-client-pids'),
+    lastEventId: req.getHeader('last-event-id'),
     task: req.getHeader('x-majordomus-task'),
     body: EMPTY,
     signal: gone.signal,
