@@ -5,9 +5,9 @@
  * read about.
  *
  * A POST is answered with JSON — the fast path — unless the client accepts `text/event-stream`
- * and the request asked for progress (`_meta.progressToken`), or is a tool call of a session on
- * MCP 2025-11-25 or later: that one is answered as an SSE stream carrying its notifications as
- * they come and its response last. `GET` opens the session's own stream, where the server sends
+ * and the request asked for progress (`_meta.progressToken`), or belongs to a session on MCP
+ * 2025-11-25 or later (initialize aside): that one is answered as an SSE stream carrying its
+ * notifications as they come and its response last. `GET` opens the session's own stream, where the server sends
  * what belongs to no request; a second GET replaces the first.
  *
  * A session on 2025-11-25 or later has resumable streams (src/http/resumable-streams.ts): a client
@@ -82,11 +82,11 @@ function isInitialize(message: unknown): boolean {
   return typeof message === 'object' && message !== null && (message as { method?: unknown }).method === 'initialize';
 }
 
-/** A `tools/call` request: the one kind that runs long, and so worth a resumable stream. */
-function isToolCall(message: unknown): message is { id: JsonRpcId; method: string; params: unknown } {
+/** A request other than initialize (whose answer must carry the session id in its head). */
+function isStreamableRequest(message: unknown): message is { id: JsonRpcId; method: string; params: unknown } {
   if (typeof message !== 'object' || message === null) return false;
   const { id, method } = message as { id?: unknown; method?: unknown };
-  return isJsonRpcId(id) && method === 'tools/call';
+  return isJsonRpcId(id) && typeof method === 'string' && method !== 'initialize';
 }
 
 /** A request (not initialize) whose client asked for progress: it is worth a stream. */
@@ -270,10 +270,10 @@ export class McpEndpoint {
     return open.streams;
   }
 
-  /** Whether a request is worth a stream: it asked for progress, or it is a tool call that can be resumed. */
+  /** Whether a request is answered as a stream: it asked for progress, or its session's streams are resumable. */
   #answersAsStream(open: OpenSession, message: unknown): message is { id: JsonRpcId; method: string; params: unknown } {
     if (wantsProgress(message)) return true;
-    return isToolCall(message) && this.#streamsOf(open) !== null;
+    return isStreamableRequest(message) && this.#streamsOf(open) !== null;
   }
 
   /** Runs one message of the session, counting it as activity for as long as it runs. */

@@ -3,16 +3,15 @@
  * SEP-1699), black-box on `majordomus serve` on port 0: what the conformance scenarios
  * `server-sse-polling` and `server-sse-multiple-streams` check, and the resumption they cannot.
  * Covers:
- * - a tool call of a 2025-11-25 session, from a client that accepts text/event-stream, is an event
- *   stream that opens with a priming event (an id, `retry: 1000`, empty data) and whose response
+ * - a request (a tool call here) of a 2025-11-25 session, from a client that accepts
+ *   text/event-stream, is an event stream that opens with a priming event (an id, `retry: 1000`, empty data) and whose response
  *   event carries an id; the response's bytes are those of the JSON answer;
  * - a client that left that stream right after the priming event gets the response on `GET /mcp`
  *   with `Last-Event-ID`, and the stream then ends;
  * - the session's own GET stream is primed; its events carry ids (a lease warning, here); a client
  *   that lost it gets what came after its last event on a GET with that `Last-Event-ID`;
  * - a `Last-Event-ID` the session keeps no stream for → 404 stream_not_found;
- * - several requests of one session at once are each answered, tool calls each on its own
- *   stream;
+ * - several requests of one session at once are each answered on a primed stream of its own;
  * - a 2025-06-18 session gets the same tool call as JSON, and no priming on its GET stream.
  */
 import { rm } from 'node:fs/promises';
@@ -123,14 +122,16 @@ describe('/mcp resumable streams', () => {
     }
   });
 
-  it('answers several requests of one session at once, tool calls each on a stream of its own', async () => {
+  it('answers several requests of one session at once, each on a primed stream of its own', async () => {
     const sessionId = await open();
-    const answers = await Promise.all([post(info(11), sessionId), post(info(12), sessionId), post({ jsonrpc: '2.0', id: 13, method: 'tools/list' }, sessionId)]);
+    const list = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
+    const answers = await Promise.all([post(info(11), sessionId), post(list(12), sessionId), post(list(13), sessionId)]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
-    expect(answers.map((a) => a.headers['content-type']?.split(';')[0])).toEqual([SSE, SSE, 'application/json']);
-    const streamsOf = answers.slice(0, 2).map((a) => (sseIds(a.text)[0] as string).split('-')[0]);
-    expect(new Set(streamsOf).size).toBe(2);
-    expect(answers.slice(0, 2).map((a) => sseMessages(a.text).at(-1)?.id)).toEqual([11, 12]);
+    expect(answers.map((a) => a.headers['content-type'])).toEqual([SSE, SSE, SSE]);
+    for (const answer of answers) expect(answer.text).toMatch(PRIMING);
+    const streamsOf = answers.map((a) => (sseIds(a.text)[0] as string).split('-')[0]);
+    expect(new Set(streamsOf).size).toBe(3);
+    expect(answers.map((a) => sseMessages(a.text).at(-1)?.id)).toEqual([11, 12, 13]);
   });
 
   it('answers a 2025-06-18 session as before: the tool call as JSON, its GET stream unprimed', async () => {

@@ -27,9 +27,9 @@
  *   second GET replaces the first; a client leaving detaches it; DELETE ends it.
  * (Those of a client before 2025-11-25; a resumable one's, below.)
  * Resumable streams (a session on 2025-11-25):
- * - a tool call from a client that accepts SSE is a stream, even without a progress token; it
- *   opens with a priming event (id `1-0`, retry, no data) and each event carries its id; a ping
- *   is JSON, and so is the tool call without the Accept;
+ * - a request (a tool call, a ping) from a client that accepts SSE is a stream, even without a
+ *   progress token; it opens with a priming event (id `1-0`, retry, no data) and each event
+ *   carries its id; without the Accept it is JSON, and initialize always is;
  * - a client whose connection broke mid-call does not cancel the call: GET with Last-Event-ID
  *   gets the events after that one — the rest of the progress and the response — then the end;
  * - the session's GET stream is primed too, and a GET with a Last-Event-ID of it replays what
@@ -499,7 +499,7 @@ describe('McpEndpoint resumable streams (2025-11-25)', () => {
   };
   const ids = (sink: TestSink): string[] => [...sink.text.matchAll(/^id: (.*)$/gm)].map((m) => m[1] as string);
 
-  it('answers a tool call as a primed stream whose events carry ids, and a ping or a call without the Accept as JSON', async () => {
+  it('answers a tool call and a ping as primed streams whose events carry ids, and a call without the Accept as JSON', async () => {
     const { endpoint, follows } = streaming();
     const { session } = await open(endpoint);
     const sink = testSink();
@@ -510,7 +510,11 @@ describe('McpEndpoint resumable streams (2025-11-25)', () => {
     await waitFor(() => sink.ended, { timeoutMs: 2_000, what: 'the stream to end' });
     expect(ids(sink)).toEqual(['1-0', '1-1']);
     expect(sink.messages()).toEqual([{ jsonrpc: '2.0', id: 5, result: { content: [{ type: 'text', text: '{"done":true}' }], structuredContent: { done: true } } }]);
-    expect(isStreamed(await endpoint.post(ping(6), session, '', true))).toBe(false);
+    const pinged = testSink();
+    streamed(await endpoint.post(ping(6), session, '', true)).start(pinged);
+    await waitFor(() => pinged.ended, { timeoutMs: 2_000, what: 'the ping stream to end' });
+    expect(ids(pinged)).toEqual(['2-0', '2-1']);
+    expect(pinged.messages()).toEqual([{ jsonrpc: '2.0', id: 6, result: {} }]);
     const plain = endpoint.post(follow(7), session, '', false);
     (await started(follows, 2))[1]?.finish({ n: 7 });
     expect(json(await plain)).toMatchObject({ id: 7, result: { structuredContent: { n: 7 } } });
