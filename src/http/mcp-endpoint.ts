@@ -7,8 +7,8 @@
  * A POST is answered with JSON — the fast path — unless the client accepts `text/event-stream`
  * and the request asked for progress (`_meta.progressToken`), or belongs to a session on MCP
  * 2025-11-25 or later (initialize aside): that one is answered as an SSE stream carrying its
- * notifications as they come and its response last. `GET` opens the session's own stream, where the server sends
- * what belongs to no request; a second GET replaces the first.
+ * notifications as they come and its response last. `GET` opens the session's own stream, where
+ * the server sends what belongs to no request; a second GET replaces the first.
  *
  * A session on 2025-11-25 or later has resumable streams (src/http/resumable-streams.ts): a client
  * whose connection broke resumes with `GET` and `Last-Event-ID`, and its request goes on for the
