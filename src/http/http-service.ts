@@ -14,6 +14,7 @@ import type { LayerView } from '../layer/view.js';
 import { toolTable } from '../mcp/projection.js';
 import type { PageTopic } from '../page/state.js';
 import { hostGuard, type HostGuard } from '../platform/access.js';
+import { onLogRecord } from '../platform/log.js';
 import { rpcClient, type RpcClient } from '../platform/rpc.js';
 import { catalogFrom } from '../registry/catalog.js';
 import { urlOf } from '../shared/address.js';
@@ -96,6 +97,7 @@ export class HttpService {
       maxSessions: data.maxSessions,
       acceptsSessions: () => this.#leaseholder && !this.#stopping,
       touch: (peerId) => this.#backend.touch(peerId),
+      logs: onLogRecord,
     });
     this.#sweep = setInterval(() => this.#mcp.expireIdle(), Math.min(5_000, Math.max(50, data.idleSessionMs / 3)));
     // The gateway's usage is summed where the tasks live (check_task, GET /api/v1/usage read it).

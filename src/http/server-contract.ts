@@ -87,6 +87,7 @@ export function routeRequest(method: string, path: string, query: string, header
     peerHint: header('mcp-peer-id'),
     spawnDepth: header('mcp-spawn-depth'),
     clientPids: header('mcp-client-pids'),
+    lastEventId: header('last-event-id'),
     task: header('x-majordomus-task'),
     body: new Uint8Array(0),
     signal,

@@ -63,6 +63,7 @@ export const WIRE_ERRORS = {
   forbidden: { status: 403, summary: 'The Host or Origin header does not name this loopback server.' },
   not_found: { status: 404, summary: 'No route, object or capability by that name.' },
   session_not_found: { status: 404, summary: 'The Mcp-Session-Id is unknown or expired.' },
+  stream_not_found: { status: 404, summary: 'GET /mcp carried a Last-Event-ID of no stream the session still keeps (not one of its event ids, or its stream ended over 30 s ago).' },
   method_not_allowed: { status: 405, summary: 'The route exists but not for this method.' },
   not_acceptable: { status: 406, summary: 'A stream was asked for without saying so: GET /mcp without Accept: text/event-stream, or GET /live without a WebSocket upgrade.' },
   lease_lost: { status: 409, summary: 'This server no longer holds the lease and takes no new sessions.' },

@@ -27,6 +27,8 @@ export interface HttpRequest {
   spawnDepth: string;
   /** `Mcp-Client-Pids` on initialize: the process chain of a bridge's client. */
   clientPids: string;
+  /** `Last-Event-ID` on `GET /mcp`: the event after which a client resumes a stream, or ''. */
+  lastEventId: string;
   /** `X-Majordomus-Task`: the task a gateway request counts its usage against, or ''. */
   task: string;
   body: Uint8Array;

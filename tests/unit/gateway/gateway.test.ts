@@ -57,6 +57,7 @@ function chatRequest(body: unknown, task = ''): HttpRequest {
     peerHint: '',
     spawnDepth: '',
     clientPids: '',
+    lastEventId: '',
     task,
     body: Buffer.from(JSON.stringify(body)),
     signal: new AbortController().signal,
