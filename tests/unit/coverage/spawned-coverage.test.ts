@@ -53,7 +53,13 @@ describe('readSpawnedCoverage', () => {
 
   it('finds nothing in an empty folder or a missing one', async () => {
     const empty = await tempDir();
-    expect(await readSpawnedCoverage(empty, PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0 });
-    expect(await readSpawnedCoverage(join(empty, 'missing'), PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0 });
+    expect(await readSpawnedCoverage(empty, PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0, unreadable: 0 });
+    expect(await readSpawnedCoverage(join(empty, 'missing'), PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0, unreadable: 0 });
+  });
+
+  it('leaves out a coverage file cut short by a killed process, and counts it', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'coverage-1-2-3.json'), '{"result": [{"scriptId": "1", "url": "file:///');
+    expect(await readSpawnedCoverage(dir, PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0, unreadable: 1 });
   });
 });
