@@ -7,6 +7,7 @@
  * - an empty or missing folder gives no file and no process.
  */
 import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
