@@ -26,8 +26,9 @@ export const COUNT_TOKENS_PATH = '/v1/messages/count_tokens';
 /** Claude Code's own model names. */
 const CLAUDE_MODEL = /^claude-/i;
 
-/** Anthropic's error type for an HTTP status. */
-export function anthropicErrorType(status: number): string {
+/** Anthropic's error type for an HTTP status (and our code: only a full queue is `overloaded_error`). */
+export function anthropicErrorType(status: number, code?: WireErrorCode): string {
+  if (code === 'busy') return 'overloaded_error';
   switch (status) {
     case 401:
       return 'authentication_error';
@@ -39,15 +40,13 @@ export function anthropicErrorType(status: number): string {
       return 'request_too_large';
     case 429:
       return 'rate_limit_error';
-    case 503:
-      return 'overloaded_error';
     default:
       return status >= 500 ? 'api_error' : 'invalid_request_error';
   }
 }
 
 function errorBody(status: number, message: string, code?: WireErrorCode): string {
-  return JSON.stringify({ type: 'error', error: { type: anthropicErrorType(status), message, ...(code === undefined ? {} : { code }) } });
+  return JSON.stringify({ type: 'error', error: { type: anthropicErrorType(status, code), message, ...(code === undefined ? {} : { code }) } });
 }
 
 /** The gateway's own refusal in Anthropic's shape. */
@@ -87,5 +86,5 @@ export const anthropicFront: Front = {
   whole: wholeAnswer,
   streamTranslator: (model) => new AnthropicStream(model),
   streamContentType: 'text/event-stream; charset=utf-8',
-  streamError: (code, message) => anthropicErrorEvent(anthropicErrorType(WIRE_ERRORS[code].status), message, code),
+  streamError: (code, message) => anthropicErrorEvent(anthropicErrorType(WIRE_ERRORS[code].status, code), message, code),
 };

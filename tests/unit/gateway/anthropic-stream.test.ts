@@ -9,10 +9,13 @@
  *   without `index` goes by its id; message_delta (stop reason, the usage chunk's tokens) and
  *   message_stop once [DONE] or the end comes, once;
  * - a provider's error chunk ends it with an `error` event; so does a delta for a call whose
- *   block has already closed; an empty stream still ends as a whole message.
+ *   block has already closed; an empty stream still ends as a whole message;
+ * - the gateway's own refusals in Anthropic's shape, our code beside its type (only a full queue
+ *   is `overloaded_error`).
  */
 import { describe, expect, it } from 'vitest';
 import { anthropicMessage, stopReason, toolInput } from '../../../src/gateway/anthropic-answer.js';
+import { anthropicError } from '../../../src/gateway/anthropic-front.js';
 import { AnthropicStream } from '../../../src/gateway/anthropic-stream.js';
 
 type Event = { event: string; data: Record<string, any> };
@@ -160,5 +163,24 @@ describe('a streamed answer', () => {
     const cut = run([chunk({ content: 'partial' }, 'length'), '[DONE]', chunk({ content: 'ignored' })]);
     expect(cut.at(-2)?.data.delta.stop_reason).toBe('max_tokens');
     expect(cut.filter((e) => e.event === 'message_stop')).toHaveLength(1);
+  });
+});
+
+describe('the gateway\'s refusals', () => {
+  it('are Anthropic\'s error shape with our code beside the type', () => {
+    const typeOf = (code: Parameters<typeof anthropicError>[0]) => {
+      const reply = anthropicError(code, 'why');
+      return [reply.status, JSON.parse(String(reply.body)).error.type];
+    };
+    expect(JSON.parse(String(anthropicError('forbidden_model', 'key k may not').body))).toEqual({ type: 'error', error: { type: 'permission_error', message: 'key k may not', code: 'forbidden_model' } });
+    expect([typeOf('unauthorized'), typeOf('model_not_found'), typeOf('too_large'), typeOf('rate_limited'), typeOf('busy'), typeOf('gateway_config'), typeOf('invalid_input')]).toEqual([
+      [401, 'authentication_error'],
+      [404, 'not_found_error'],
+      [413, 'request_too_large'],
+      [429, 'rate_limit_error'],
+      [503, 'overloaded_error'],
+      [503, 'api_error'],
+      [400, 'invalid_request_error'],
+    ]);
   });
 });
