@@ -6,6 +6,7 @@
  * one more try when that is within `retry_after_budget_seconds`; otherwise the answer says why
  * no entry answered.
  */
+import type { WireErrorCode } from '../platform/errors.js';
 import type { HttpReply, HttpRequest, RouteReply } from '../platform/http-exchange.js';
 import { log } from '../platform/log.js';
 import { tryEntry, type Tried } from './attempt.js';
@@ -37,7 +38,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /** Answers a chat request (`POST /v1/chat/completions`, or `/v1/messages` through its front) from `caller`. */
 export async function chat(request: HttpRequest, config: GatewayConfig, context: GatewayContext, front: Front, caller: Caller): Promise<RouteReply> {
-  const refuse = (code: Parameters<Front['error']>[0], message: string): HttpReply => front.error(code, message, [routeHeader({ last: null, failovers: [] })]);
+  const refuse = (code: WireErrorCode, message: string): HttpReply => front.error(code, message, [routeHeader({ last: null, failovers: [] })]);
   const read = readChat(request, front);
   if (!read.ok) return refuse(read.code, read.message);
   const decision = decideRoute(config, front.routedModel(config, read.chat.model), caller);
