@@ -8,7 +8,7 @@
  */
 import { join, posix } from 'node:path';
 import { CONFIG_FILE_NAME, GatewayConfigFile } from '../gateway/config.js';
-import { CHAT_COMPLETIONS_PATH, Gateway, MODELS_PATH } from '../gateway/gateway.js';
+import { Gateway, GATEWAY_PATHS } from '../gateway/gateway.js';
 import { changedUris } from '../layer/changes.js';
 import type { LayerView } from '../layer/view.js';
 import { toolTable } from '../mcp/projection.js';
@@ -132,7 +132,7 @@ export class HttpService {
       baseUrl: () => this.#url(),
       // Requests arrive only through a server that is listening.
       engine: () => (this.#server as ListeningServer).engine,
-      gateway: { paths: new Set([CHAT_COMPLETIONS_PATH, MODELS_PATH]), handle: (request) => this.#gateway.handle(request) },
+      gateway: { paths: GATEWAY_PATHS, handle: (request) => this.#gateway.handle(request) },
       page: this.#page.assets,
     });
   }

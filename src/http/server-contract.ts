@@ -81,6 +81,7 @@ export function routeRequest(method: string, path: string, query: string, header
     host: header('host'),
     origin: header('origin'),
     authorization: header('authorization'),
+    apiKey: header('x-api-key'),
     contentType: header('content-type'),
     accept: header('accept'),
     sessionId: header('mcp-session-id'),

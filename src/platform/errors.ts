@@ -78,6 +78,7 @@ export const WIRE_ERRORS = {
   internal: { status: 500, summary: 'An unexpected failure while serving the request.' },
   busy: { status: 503, summary: 'The server is saturated or shutting down; retry later.' },
   model_not_found: { status: 404, summary: 'The gateway has no configured provider serving the model asked for.' },
+  forbidden_model: { status: 403, summary: 'The gateway key the request carried may not use the model asked for (its models in gateway.keys), or none of the priority chain\'s; the message names the key and the model.' },
   rate_limited: { status: 429, summary: 'Too many requests: a peer or the overseer sends messages faster than its rate (the body\'s retry_after_ms says when to send again), or every provider the gateway may use is rate-limited for longer than its retry budget; see Retry-After.' },
   upstream_unavailable: { status: 502, summary: 'Every provider the gateway tried failed (connection, timeout, 429, 5xx); the message lists each attempt.' },
   upstream_idle: { status: 504, summary: 'A provider sent nothing for longer than its idle_timeout_seconds in the middle of a streamed answer; the gateway ended the stream with this error as its last event.' },

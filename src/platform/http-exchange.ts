@@ -16,6 +16,8 @@ export interface HttpRequest {
   origin: string;
   /** The `Authorization` header (`Bearer <token>`), or ''. */
   authorization: string;
+  /** The `x-api-key` header (an Anthropic client's key; the gateway takes it), or ''. */
+  apiKey: string;
   /** The `Content-Type` header, or ''. */
   contentType: string;
   /** The `Accept` header, or '' (`/mcp` streams only to a client that accepts `text/event-stream`). */

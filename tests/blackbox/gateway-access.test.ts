@@ -3,7 +3,9 @@
  * per test (the server re-reads it when it changes). Covers:
  * - access: /v1/chat/completions and /v1/models need the lease's token even on loopback, or the
  *   key named by gateway.api_key_env; anything else is 401 `unauthorized` in our shape plus
- *   OpenAI's `type`;
+ *   OpenAI's `type`; a key of gateway.keys (as a bearer or as x-api-key) may use only its models:
+ *   another is 403 `forbidden_model` naming the key and the model, and the chain is narrowed to
+ *   its models;
  * - config: a missing file is 503 `gateway_config` naming it; bad YAML and a bad field name the
  *   file and the field path; a fixed file is served at once;
  * - /v1/models lists the configured providers' models, bare and as slug/model, leaving out a
@@ -65,6 +67,20 @@ describe('the gateway door', () => {
     expect((await jsonOf(response)).choices[0].message.content).toBe('hello');
   });
 
+  it('lets a key of gateway.keys use only its models, as a bearer or x-api-key, and narrows the chain to them', async () => {
+    const api = await scene.modelApi({ replies: [{ kind: 'text', text: 'from m2' }, { kind: 'text', text: 'from m2 again' }] });
+    await scene.writeConfig(
+      `providers:\n  one: {base_url: ${api.url}/v1, models: [m1, m2]}\nrouting: {priority_models: [{model: m1}, {model: m2}]}\ngateway:\n  keys: [{name: narrow, key_env: MAJORDOMUS_TEST_GATEWAY_KEY, models: [one/m2]}]\n`,
+    );
+    const message = await expectError(await scene.chat({ model: 'm1', messages: MESSAGES }, { Authorization: `Bearer ${GATEWAY_KEY}` }), 403, 'forbidden_model');
+    expect(message).toContain('key narrow may not use model "m1" (one/m1); its models: one/m2; available: one/m2');
+    const chained = await scene.chat({ messages: MESSAGES }, { Authorization: '', 'x-api-key': GATEWAY_KEY });
+    expect(chained.status).toBe(200);
+    expect(routeOf(chained)).toMatchObject({ provider: 'one', model: 'm2', failovers: [] });
+    expect((await jsonOf(await scene.chat({ model: 'm2', messages: MESSAGES }, { Authorization: `Bearer ${GATEWAY_KEY}` }))).choices[0].message.content).toBe('from m2 again');
+    expect(api.modelRequests.map((request) => (request.body as { model: string }).model)).toEqual(['m2', 'm2']);
+  });
+
   it('names the file and the field path of a broken field, and serves once the file is fixed', async () => {
     await scene.writeConfig('providers:\n  local: {base_url: not-a-url, models: [m1], max_concurrent: 0}\n');
     const message = await expectError(await scene.chat({ messages: MESSAGES }), 503, 'gateway_config', `${CONFIG_RELATIVE}: providers.local.base_url: `);
@@ -90,16 +106,21 @@ describe('the gateway door', () => {
     );
     const response = await scene.get('/v1/models');
     expect(response.status).toBe(200);
+    // OpenAI's list shape, with Anthropic's fields beside it (one list answers both wires).
+    const anthropic = (id: string) => ({ type: 'model', display_name: id, created_at: '1970-01-01T00:00:00.000Z' });
     expect(await jsonOf(response)).toEqual({
       object: 'list',
+      has_more: false,
+      first_id: 'qwen3-coder:30b',
+      last_id: 'hosted/shared',
       data: [
-        { id: 'qwen3-coder:30b', object: 'model', created: 0, owned_by: 'local' },
-        { id: 'local/qwen3-coder:30b', object: 'model', created: 0, owned_by: 'local' },
-        { id: 'shared', object: 'model', created: 0, owned_by: 'local' },
-        { id: 'local/shared', object: 'model', created: 0, owned_by: 'local' },
-        { id: 'm-large', object: 'model', created: 0, owned_by: 'hosted' },
-        { id: 'hosted/m-large', object: 'model', created: 0, owned_by: 'hosted' },
-        { id: 'hosted/shared', object: 'model', created: 0, owned_by: 'hosted' },
+        { id: 'qwen3-coder:30b', object: 'model', created: 0, owned_by: 'local', ...anthropic('qwen3-coder:30b') },
+        { id: 'local/qwen3-coder:30b', object: 'model', created: 0, owned_by: 'local', ...anthropic('local/qwen3-coder:30b') },
+        { id: 'shared', object: 'model', created: 0, owned_by: 'local', ...anthropic('shared') },
+        { id: 'local/shared', object: 'model', created: 0, owned_by: 'local', ...anthropic('local/shared') },
+        { id: 'm-large', object: 'model', created: 0, owned_by: 'hosted', ...anthropic('m-large') },
+        { id: 'hosted/m-large', object: 'model', created: 0, owned_by: 'hosted', ...anthropic('hosted/m-large') },
+        { id: 'hosted/shared', object: 'model', created: 0, owned_by: 'hosted', ...anthropic('hosted/shared') },
       ],
     });
   });
