@@ -13,7 +13,9 @@
  * - an explicit model is strict: unknown → 404 `model_not_found` naming it and listing the
  *   available ones, with nothing sent to any provider; a model on an unconfigured provider names
  *   its variable; no model with an empty chain is 503 `gateway_config`;
- * - a malformed X-Majordomus-Task is 400 `invalid_input`.
+ * - a malformed X-Majordomus-Task is 400 `invalid_input`;
+ * - a model request may carry a whole conversation: a 2 MiB body (over every other route's 1 MiB)
+ *   is forwarded, one over 32 MiB is 413 `too_large` with nothing sent upstream.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_RELATIVE, jsonOf, MESSAGES, routeOf, startGatewayScene, type GatewayScene } from './gateway-fixture.js';
@@ -159,5 +161,18 @@ describe('the gateway door', () => {
     const wrongMethod = await scene.get('/v1/chat/completions');
     await expectError(wrongMethod, 405, 'method_not_allowed', 'POST');
     expect(api.requests).toEqual([]);
+  });
+
+  it('forwards a conversation over 1 MiB and refuses a body over 32 MiB with 413 too_large', async () => {
+    const api = await scene.modelApi({ replies: [{ kind: 'text', text: 'read it all' }] });
+    await scene.writeConfig(`providers:\n  one: {base_url: ${api.url}/v1, models: [m1]}\n`);
+    const long = [{ role: 'user', content: 'x'.repeat(2 * 1024 * 1024) }];
+    const answered = await scene.chat({ model: 'm1', messages: long });
+    expect(answered.status).toBe(200);
+    expect((await jsonOf(answered)).choices[0].message.content).toBe('read it all');
+    const huge = await scene.chat({ model: 'm1', messages: [{ role: 'user', content: 'x'.repeat(33 * 1024 * 1024) }] });
+    expect(huge.status).toBe(413);
+    expect((await jsonOf(huge)).error.code).toBe('too_large');
+    expect(api.requests).toHaveLength(1);
   });
 });
