@@ -160,6 +160,7 @@ function render() {
   renderMessages();
   renderSessions();
   renderTasks();
+  renderUsage();
 }
 
 function renderServer() {
@@ -303,6 +304,7 @@ function renderSessions() {
 function renderTasks() {
   const harness = view.harness;
   const tasks = harness ? harness.tasks : [];
+  const currency = harness && harness.usage ? harness.usage.currency : null;
   $('task-count').textContent = `(${tasks.length})`;
   const rows = tasks.map((t) =>
     el(
@@ -313,10 +315,57 @@ function renderTasks() {
       el('td', { text: String(t.turns) }),
       el('td', { text: String(t.prompt_tokens) }),
       el('td', { text: String(t.completion_tokens) }),
+      el('td', { text: t.cost === undefined ? '—' : money(t.cost, currency) }),
       el('td', { text: t.question ?? t.error ?? t.last_tool ?? '' }),
     ),
   );
-  $('task-rows').replaceChildren(...(rows.length > 0 ? rows : [el('tr', {}, el('td', { colspan: '6', class: 'empty', text: 'No executor tasks.' }))]));
+  $('task-rows').replaceChildren(...(rows.length > 0 ? rows : [el('tr', {}, el('td', { colspan: '7', class: 'empty', text: 'No executor tasks.' }))]));
+}
+
+// An amount as the page shows it: to a millionth, as the server sums it (a cheap model costs
+// fractions of a cent), without trailing zeros past the cents.
+function money(amount, currency) {
+  const [whole, fraction = ''] = amount.toFixed(6).replace(/(\.\d*?[1-9])0+$|\.0+$/, '$1').split('.');
+  return `${whole}.${fraction.padEnd(2, '0')} ${currency ?? ''}`.trim();
+}
+
+function usageRow(row, currency) {
+  // A row some of whose requests had no price says so: its cost covers only the priced ones.
+  const partly = row.priced_requests !== undefined && row.priced_requests < row.requests ? ` (${row.priced_requests} of ${row.requests} priced)` : '';
+  return el(
+    'tr',
+    { 'data-usage': row.name },
+    el('th', { scope: 'row', text: row.name }),
+    el('td', { text: String(row.requests) }),
+    el('td', { text: String(row.failed) }),
+    el('td', { text: String(row.prompt_tokens) }),
+    el('td', { text: String(row.completion_tokens) }),
+    el('td', { text: row.cost === undefined ? 'no price' : `${money(row.cost, currency)}${partly}` }),
+    el('td', { text: row.saved === undefined ? '—' : money(row.saved, currency) }),
+  );
+}
+
+function renderUsage() {
+  const usage = view.harness ? view.harness.usage : null;
+  const currency = usage ? usage.currency : null;
+  const empty = (text) => [el('tr', {}, el('td', { colspan: '7', class: 'empty', text }))];
+  if (!usage) {
+    $('usage-summary').textContent = '(no harness on this server)';
+    $('usage-note').textContent = '';
+    $('usage-provider-rows').replaceChildren(...empty('No usage.'));
+    $('usage-key-rows').replaceChildren(...empty('No usage.'));
+    return;
+  }
+  const total = usage.total;
+  const cost = total.cost === undefined ? '' : `, ${money(total.cost, currency)}`;
+  const saved = total.saved === undefined ? '' : `, saved ${money(total.saved, currency)}`;
+  $('usage-summary').textContent = `(${total.requests} requests${cost}${saved})`;
+  const notes = [`Since ${when(usage.since)}.`];
+  if (usage.reference) notes.push(`Saved is measured against ${usage.reference}.`);
+  if (total.cost === undefined) notes.push('No request had a price: add prices to executor.yaml to see costs.');
+  $('usage-note').textContent = notes.join(' ');
+  $('usage-provider-rows').replaceChildren(...(usage.providers.length > 0 ? usage.providers.map((row) => usageRow(row, currency)) : empty('The gateway has forwarded nothing yet.')));
+  $('usage-key-rows').replaceChildren(...(usage.keys.length > 0 ? usage.keys.map((row) => usageRow(row, currency)) : empty('The gateway has forwarded nothing yet.')));
 }
 
 // The uptime ticks here, in the page: the server sends when it started, not a clock.

@@ -12,6 +12,8 @@ import { parse as parseYamlText } from 'yaml';
 import { z } from 'zod';
 import { errorMessage } from '../platform/errors.js';
 import { SECRETS } from '../platform/settings.js';
+import { keySchema, readKeys, type GatewayKey } from './keys.js';
+import { PriceTable, pricesSchema, readPrices } from './prices.js';
 import { DEFAULT_PROVIDER_KIND, PROVIDER_KINDS, type ProviderKind } from './providers/index.js';
 
 export const CONFIG_FILE_NAME = 'executor.yaml';
@@ -42,6 +44,7 @@ const providerSchema = z.strictObject({
   max_queue: z.number().int().min(0).max(100_000).default(DEFAULT_MAX_QUEUE),
   first_byte_timeout_seconds: z.number().positive().max(3600).default(DEFAULT_FIRST_BYTE_TIMEOUT_SECONDS),
   idle_timeout_seconds: z.number().positive().max(3600).default(DEFAULT_IDLE_TIMEOUT_SECONDS),
+  max_output_tokens: z.number().int().min(1).max(10_000_000).optional(),
 });
 
 const priorityEntrySchema = z.strictObject({
@@ -55,9 +58,11 @@ const fileSchema = z.strictObject({
     .strictObject({
       priority_models: z.array(priorityEntrySchema).default([]),
       retry_after_budget_seconds: z.number().min(0).max(600).default(DEFAULT_RETRY_AFTER_BUDGET_SECONDS),
+      claude_models: z.enum(['chain', 'strict']).default('chain'),
     })
-    .default({ priority_models: [], retry_after_budget_seconds: DEFAULT_RETRY_AFTER_BUDGET_SECONDS }),
-  gateway: z.strictObject({ api_key_env: envName.optional() }).default({}),
+    .default({ priority_models: [], retry_after_budget_seconds: DEFAULT_RETRY_AFTER_BUDGET_SECONDS, claude_models: 'chain' }),
+  gateway: z.strictObject({ api_key_env: envName.optional(), keys: z.array(keySchema).default([]) }).default({ keys: [] }),
+  prices: pricesSchema.optional(),
 });
 
 /** One upstream provider, as validated. */
@@ -79,6 +84,8 @@ export interface ProviderConfig {
   readonly firstByteTimeoutMs: number;
   /** The longest gap between two chunks of a streamed answer. */
   readonly idleTimeoutMs: number;
+  /** The most output tokens a request may ask of it (a larger `max_tokens` is lowered); null: no cap. */
+  readonly maxOutputTokens: number | null;
 }
 
 /** One entry of the priority chain, resolved to its provider when the config was read. */
@@ -93,8 +100,15 @@ export interface GatewayConfig {
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly chain: readonly ChainEntry[];
   readonly retryAfterBudgetMs: number;
-  /** The extra bearer key the gateway accepts (from `gateway.api_key_env`), or null. */
-  readonly gatewayKey: string | null;
+  /**
+   * What a Messages request naming a `claude-…` model no provider serves gets (Claude Code names
+   * its own models): `chain` follows the priority chain as if it named none, `strict` is refused.
+   */
+  readonly claudeModels: 'chain' | 'strict';
+  /** The keys accepted besides the lease's token (`gateway.keys`, and `gateway.api_key_env` as `gateway`). */
+  readonly keys: readonly GatewayKey[];
+  /** What the models cost, or null when the file names no prices. */
+  readonly prices: PriceTable | null;
 }
 
 /** Why the config cannot be used; its message names the file and the field. */
@@ -160,6 +174,7 @@ export function parseGatewayConfig(value: unknown, file: string, env: Environmen
       maxQueue: provider.max_queue,
       firstByteTimeoutMs: Math.round(provider.first_byte_timeout_seconds * 1000),
       idleTimeoutMs: Math.round(provider.idle_timeout_seconds * 1000),
+      maxOutputTokens: provider.max_output_tokens ?? null,
     });
   }
   const chain: ChainEntry[] = parsed.routing.priority_models.map((entry, index) => {
@@ -171,12 +186,17 @@ export function parseGatewayConfig(value: unknown, file: string, env: Environmen
     }
     return { provider: resolved.provider.slug, model: resolved.model, reasoningEffort: entry.reasoning_effort ?? null };
   });
-  const keyEnv = parsed.gateway.api_key_env;
+  const keys = readKeys(parsed.gateway.api_key_env, parsed.gateway.keys, providers, env);
+  const prices = parsed.prices === undefined ? null : readPrices(parsed.prices, providers);
+  const problems = [...keys.problems, ...(prices?.problems ?? [])];
+  if (problems.length > 0) throw new GatewayConfigError(`${file}: ${problems.join('; ')}`);
   return Object.freeze({
     providers,
     chain: Object.freeze(chain),
     retryAfterBudgetMs: Math.round(parsed.routing.retry_after_budget_seconds * 1000),
-    gatewayKey: keyEnv === undefined ? null : env[keyEnv] || null,
+    claudeModels: parsed.routing.claude_models,
+    keys: Object.freeze(keys.keys),
+    prices: prices?.table ?? null,
   });
 }
 

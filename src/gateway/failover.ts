@@ -6,13 +6,15 @@
  * one more try when that is within `retry_after_budget_seconds`; otherwise the answer says why
  * no entry answered.
  */
+import type { WireErrorCode } from '../platform/errors.js';
 import type { HttpReply, HttpRequest, RouteReply } from '../platform/http-exchange.js';
 import { log } from '../platform/log.js';
 import { tryEntry, type Tried } from './attempt.js';
 import type { ChainEntry, GatewayConfig } from './config.js';
 import type { Flow, GatewayContext } from './flow.js';
+import type { Front } from './front.js';
 import { readChat } from './intake.js';
-import { gatewayError } from './openai-front.js';
+import type { Caller } from './keys.js';
 import { routeHeader } from './route-header.js';
 import { decideRoute } from './routing.js';
 import { reportUsage } from './usage.js';
@@ -34,16 +36,15 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Answers `POST /v1/chat/completions`. */
-export async function chat(request: HttpRequest, config: GatewayConfig, context: GatewayContext): Promise<RouteReply> {
-  const refuse = (code: Parameters<typeof gatewayError>[0], message: string): HttpReply =>
-    gatewayError(code, message, [routeHeader({ last: null, failovers: [] })]);
-  const read = readChat(request);
+/** Answers a chat request (`POST /v1/chat/completions`, or `/v1/messages` through its front) from `caller`. */
+export async function chat(request: HttpRequest, config: GatewayConfig, context: GatewayContext, front: Front, caller: Caller): Promise<RouteReply> {
+  const refuse = (code: WireErrorCode, message: string): HttpReply => front.error(code, message, [routeHeader({ last: null, failovers: [] })]);
+  const read = readChat(request, front);
   if (!read.ok) return refuse(read.code, read.message);
-  const decision = decideRoute(config, read.chat.model);
+  const decision = decideRoute(config, front.routedModel(config, read.chat.model), caller);
   if (!decision.ok) return refuse(decision.code, decision.message);
 
-  const flow: Flow = { context, request, config, chat: read.chat, failovers: [], last: null, sent: false };
+  const flow: Flow = { context, request, config, front, caller, chat: read.chat, failovers: [], last: null, sent: false };
   const failures: Failure[] = [];
   const giveUp = (entry: ChainEntry, tried: Extract<Tried, { kind: 'failed' }>, next: ChainEntry | undefined): void => {
     failures.push({ ...tried, entry });
@@ -79,15 +80,16 @@ function exhausted(flow: Flow, failures: readonly Failure[]): HttpReply {
   if (flow.sent && flow.last) reportUsage(flow, flow.last, null, false);
   const listed = failures.map((failure) => `${failure.entry.provider}/${failure.entry.model} (${failure.reason})`).join('; ');
   const route = routeHeader(flow);
-  if (flow.request.signal.aborted) return gatewayError('upstream_unavailable', 'the client went away', [route]);
+  const refusal = flow.front.error;
+  if (flow.request.signal.aborted) return refusal('upstream_unavailable', 'the client went away', [route]);
   if (failures.length > 0 && failures.every((failure) => failure.why === 'rate_limited')) {
     const ends = failures.map((failure) => failure.retryAt).filter((at): at is number => at !== null);
     const seconds = ends.length === 0 ? 1 : Math.max(1, Math.ceil((Math.min(...ends) - Date.now()) / 1000));
-    return gatewayError('rate_limited', `every provider is rate-limited beyond the retry budget: ${listed}`, [route, ['Retry-After', String(seconds)]]);
+    return refusal('rate_limited', `every provider is rate-limited beyond the retry budget: ${listed}`, [route, ['Retry-After', String(seconds)]]);
   }
   if (failures.length > 0 && failures.every((failure) => failure.why === 'busy')) {
     const message = `every provider's queue is full: ${listed}; retry in ${BUSY_RETRY_AFTER_SECONDS} s`;
-    return gatewayError('busy', message, [route, ['Retry-After', String(BUSY_RETRY_AFTER_SECONDS)]]);
+    return refusal('busy', message, [route, ['Retry-After', String(BUSY_RETRY_AFTER_SECONDS)]]);
   }
-  return gatewayError('upstream_unavailable', `no provider answered: ${listed}`, [route]);
+  return refusal('upstream_unavailable', `no provider answered: ${listed}`, [route]);
 }

@@ -5,7 +5,9 @@
  */
 import type { HttpRequest } from '../platform/http-exchange.js';
 import type { ChainEntry, GatewayConfig } from './config.js';
+import type { Front } from './front.js';
 import type { ChatIntake } from './intake.js';
+import type { Caller } from './keys.js';
 import type { ProviderStates } from './provider-states.js';
 import type { Failover, RouteSoFar } from './route-header.js';
 import type { UsageReport } from './usage.js';
@@ -20,6 +22,10 @@ export interface Flow extends RouteSoFar {
   readonly context: GatewayContext;
   readonly request: HttpRequest;
   readonly config: GatewayConfig;
+  /** The client's wire: how the gateway's errors are worded and the answers translated. */
+  readonly front: Front;
+  /** Who sent it (its usage is counted under the caller's name). */
+  readonly caller: Caller;
   readonly chat: ChatIntake;
   readonly failovers: Failover[];
   /** The entry tried last (the route header's provider and model). */

@@ -3,6 +3,8 @@
  * come, unchanged, with backpressure both ways (while the client is behind, the provider is not
  * read). On the way they are parsed once as SSE, so the provider's kind can read its usage and
  * errors, and so the gateway knows where an event ends should it have to add one of its own.
+ * A client of another wire (Anthropic's) gets each event translated by its front instead of the
+ * bytes; the pace, the limits and the ending are the same.
  *
  * How it ends: the provider's end is the client's end; a break after the first byte cuts the
  * client's stream too (never retried); a provider silent for longer than `idle_timeout_seconds`
@@ -16,7 +18,6 @@ import type { ChainEntry, ProviderConfig } from './config.js';
 import type { Flow } from './flow.js';
 import { IdleTimer } from './idle-timer.js';
 import type { Release } from './limiter.js';
-import { streamErrorEvent } from './openai-front.js';
 import { routeHeader } from './route-header.js';
 import type { AttemptResult } from './upstream.js';
 import { reportUsage } from './usage.js';
@@ -36,7 +37,16 @@ export function relayStream(flow: Flow, entry: ChainEntry, provider: ProviderCon
   const { body } = answer;
   const signal = flow.request.signal;
   const reader = provider.kind.streamReader();
-  const parser = new SseParser((event) => reader.event(event), { maxEventChars: MAX_READ_EVENT_CHARS });
+  // Null for OpenAI's wire: its client reads the provider's own bytes.
+  const translator = flow.front.streamTranslator(entry.model);
+  let translated = '';
+  const parser = new SseParser(
+    (event) => {
+      reader.event(event);
+      if (translator) translated += translator.event(event);
+    },
+    { maxEventChars: MAX_READ_EVENT_CHARS },
+  );
   let finished = false;
   let timer: IdleTimer | null = null;
   const finish = (ended: boolean): void => {
@@ -57,14 +67,13 @@ export function relayStream(flow: Flow, entry: ChainEntry, provider: ProviderCon
   body.on('error', () => undefined); // the cut is handled on 'close'
   return {
     status: answer.status,
-    contentType: String(answer.headers['content-type'] ?? 'text/event-stream'),
+    contentType: translator ? flow.front.streamContentType : String(answer.headers['content-type'] ?? 'text/event-stream'),
     headers: [routeHeader(flow)],
     start: (sink: ReplySink) => {
       if (finished) return sink.end();
       let held = false;
-      const pass = (chunk: Buffer): void => {
-        timer?.touch();
-        if (!sink.write(chunk) && !held) {
+      const write = (piece: string | Buffer): void => {
+        if (!sink.write(piece) && !held) {
           held = true;
           body.pause();
           timer?.pause(); // the silence is ours, not the provider's
@@ -74,15 +83,34 @@ export function relayStream(flow: Flow, entry: ChainEntry, provider: ProviderCon
             body.resume();
           });
         }
+      };
+      const pass = (chunk: Buffer): void => {
+        timer?.touch();
+        if (translator === null) {
+          write(chunk);
+          parser.push(chunk);
+          return;
+        }
         parser.push(chunk);
+        const out = translated;
+        translated = '';
+        if (out !== '') write(out);
+      };
+      /** The provider's stream ended: a translated one gets its closing events. */
+      const ended = (): void => {
+        if (translator !== null) {
+          parser.end({ flush: true });
+          const out = translated + translator.end();
+          translated = '';
+          if (out !== '') sink.write(out);
+        }
+        sink.end();
+        finish(true);
       };
       if (answer.first) pass(answer.first);
       // It may have ended (a paused stream still ends once its buffer is empty) or broken
       // while the head went out.
-      if (answer.ended || body.readableEnded) {
-        sink.end();
-        return finish(true);
-      }
+      if (answer.ended || body.readableEnded) return ended();
       if (body.destroyed) {
         sink.cut();
         return finish(false);
@@ -92,15 +120,14 @@ export function relayStream(flow: Flow, entry: ChainEntry, provider: ProviderCon
         log.warn(`gateway: ${entry.provider}/${entry.model}: no chunk for ${provider.idleTimeoutMs / 1000} s (idle_timeout_seconds); the stream ends with upstream_idle`);
         finish(false);
         body.destroy(); // aborts the upstream request
-        sink.write(parser.closing + streamErrorEvent('upstream_idle', idleMessage(entry, provider.idleTimeoutMs)));
+        const lastEvent = flow.front.streamError('upstream_idle', idleMessage(entry, provider.idleTimeoutMs));
+        // A passed-through stream may have stopped inside an event; a translated one never does.
+        sink.write(translator === null ? parser.closing + lastEvent : lastEvent);
         sink.end();
       });
       if (!held) timer.start();
       body.on('data', pass);
-      body.once('end', () => {
-        sink.end();
-        finish(true);
-      });
+      body.once('end', ended);
       body.once('close', () => {
         if (finished) return;
         log.warn(`gateway: ${entry.provider}/${entry.model}: the stream broke after its first byte; cut for the client too`);

@@ -1,7 +1,8 @@
 /**
  * A whole answer — not a stream, or a refusal that is the client's to read — read to its end
  * before it is forwarded with its length: a break in its middle is still a failure the gateway may
- * fail over on. The slot is freed once it is read.
+ * fail over on. The slot is freed once it is read. The client's front words it in its wire
+ * (OpenAI's front forwards it as it is).
  */
 import type { IncomingMessage } from 'node:http';
 import type { HttpReply } from '../platform/http-exchange.js';
@@ -52,6 +53,7 @@ export async function readWhole(
   if (bytes === null) return null;
   const ok = answer.status >= 200 && answer.status < 300;
   reportUsage(flow, entry, ok ? provider.kind.wholeUsage(bytes) : null, ok);
-  const contentType = answer.headers['content-type'];
-  return { status: answer.status, ...(contentType ? { contentType } : {}), headers: [routeHeader(flow)], body: bytes };
+  const fronted = flow.front.whole({ status: answer.status, contentType: answer.headers['content-type'], body: bytes }, provider.kind, entry.model);
+  const { contentType } = fronted;
+  return { status: fronted.status, ...(contentType ? { contentType } : {}), headers: [routeHeader(flow)], body: fronted.body };
 }

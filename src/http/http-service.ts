@@ -8,12 +8,13 @@
  */
 import { join, posix } from 'node:path';
 import { CONFIG_FILE_NAME, GatewayConfigFile } from '../gateway/config.js';
-import { CHAT_COMPLETIONS_PATH, Gateway, MODELS_PATH } from '../gateway/gateway.js';
+import { Gateway, GATEWAY_PATHS } from '../gateway/gateway.js';
 import { changedUris } from '../layer/changes.js';
 import type { LayerView } from '../layer/view.js';
 import { toolTable } from '../mcp/projection.js';
 import type { PageTopic } from '../page/state.js';
 import { hostGuard, type HostGuard } from '../platform/access.js';
+import { onLogRecord } from '../platform/log.js';
 import { rpcClient, type RpcClient } from '../platform/rpc.js';
 import { catalogFrom } from '../registry/catalog.js';
 import { urlOf } from '../shared/address.js';
@@ -96,6 +97,7 @@ export class HttpService {
       maxSessions: data.maxSessions,
       acceptsSessions: () => this.#leaseholder && !this.#stopping,
       touch: (peerId) => this.#backend.touch(peerId),
+      logs: onLogRecord,
     });
     this.#sweep = setInterval(() => this.#mcp.expireIdle(), Math.min(5_000, Math.max(50, data.idleSessionMs / 3)));
     // The gateway's usage is summed where the tasks live (check_task, GET /api/v1/usage read it).
@@ -130,7 +132,7 @@ export class HttpService {
       baseUrl: () => this.#url(),
       // Requests arrive only through a server that is listening.
       engine: () => (this.#server as ListeningServer).engine,
-      gateway: { paths: new Set([CHAT_COMPLETIONS_PATH, MODELS_PATH]), handle: (request) => this.#gateway.handle(request) },
+      gateway: { paths: GATEWAY_PATHS, handle: (request) => this.#gateway.handle(request) },
       page: this.#page.assets,
     });
   }

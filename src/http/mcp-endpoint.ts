@@ -4,20 +4,26 @@
  * ends with its peer. The number of open sessions is capped: every session is a peer the others
  * read about.
  *
- * A POST is answered with JSON — the fast path — unless it is a request that asked for progress
- * (`_meta.progressToken`) from a client that accepts `text/event-stream`: that one is answered as
- * an SSE stream carrying its notifications as they come and its response last. A client that
- * leaves such a stream cancels its request. `GET` opens the session's own stream, where the server
- * sends what belongs to no request; a second GET replaces the first.
+ * A POST is answered with JSON — the fast path — unless the client accepts `text/event-stream`
+ * and the request asked for progress (`_meta.progressToken`), or belongs to a session on MCP
+ * 2025-11-25 or later (initialize aside): that one is answered as an SSE stream carrying its
+ * notifications as they come and its response last. `GET` opens the session's own stream, where
+ * the server sends what belongs to no request; a second GET replaces the first.
+ *
+ * A session on 2025-11-25 or later has resumable streams (src/http/resumable-streams.ts): a client
+ * whose connection broke resumes with `GET` and `Last-Event-ID`, and its request goes on for the
+ * window meanwhile. An older client cannot resume: leaving its stream cancels its request.
  */
 import { randomUUID } from 'node:crypto';
 import { parsePids } from '../platform/proc.js';
 import { errorMessage } from '../platform/errors.js';
 import { decodeUtf8, JsonInputError, parseJsonInput } from '../platform/json-input.js';
 import { frameText } from '../mcp/frame.js';
+import type { LogSource } from '../mcp/logging.js';
 import { errorResponse, isJsonRpcId, RPC, type JsonRpcId, type JsonRpcResponse } from '../platform/jsonrpc.js';
 import { McpSession, progressTokenOf, unreadableFrameResponse, type McpBackend } from '../mcp/session.js';
 import { emptyReply, errorReply, jsonReply, type HttpReply, type ReplySink, type RouteReply, type StreamedReply } from '../platform/http-exchange.js';
+import { RESUME_WINDOW_MS, resumableProtocol, SessionStreams } from './resumable-streams.js';
 import { sseComment, sseEvent } from './sse.js';
 
 /** What a client told the session cap is full waits before it tries again (seconds). */
@@ -47,6 +53,8 @@ interface OpenSession {
   active: number;
   /** The session's own stream (GET), while one is open: ends it. */
   stream: { stop(): void } | null;
+  /** Its resumable streams, once it agreed on a protocol version that has them. */
+  streams: SessionStreams | null;
 }
 
 export interface McpEndpointOptions {
@@ -61,6 +69,8 @@ export interface McpEndpointOptions {
   now?: () => number;
   /** How often the session stream carries a keep-alive comment (ms); `KEEP_ALIVE_MS` by default. */
   keepAliveMs?: number;
+  /** The server's log lines, which each session's client hears at or above its level. */
+  logs?: LogSource;
 }
 
 /** A JSON-RPC answer as the body of a 200, written like every other transport writes it. */
@@ -70,6 +80,13 @@ function frameReply(answer: JsonRpcResponse, headers?: HttpReply['headers']): Ht
 
 function isInitialize(message: unknown): boolean {
   return typeof message === 'object' && message !== null && (message as { method?: unknown }).method === 'initialize';
+}
+
+/** A request other than initialize (whose answer must carry the session id in its head). */
+function isStreamableRequest(message: unknown): message is { id: JsonRpcId; method: string; params: unknown } {
+  if (typeof message !== 'object' || message === null) return false;
+  const { id, method } = message as { id?: unknown; method?: unknown };
+  return isJsonRpcId(id) && typeof method === 'string' && method !== 'initialize';
 }
 
 /** A request (not initialize) whose client asked for progress: it is worth a stream. */
@@ -133,14 +150,15 @@ export class McpEndpoint {
         ...(peerHint === '' ? {} : { preferredPeerId: peerHint }),
         ...(depth === undefined ? {} : { spawnDepth: depth }),
         clientPids: parsePids(clientPids, MAX_CLIENT_PIDS),
+        ...(this.#options.logs ? { logs: this.#options.logs } : {}),
       });
-      open = { session, lastSeen: this.#now(), active: 0, stream: null };
+      open = { session, lastSeen: this.#now(), active: 0, stream: null, streams: null };
     } else {
       open = this.#sessions.get(sessionId);
       if (!open) return errorReply('session_not_found', `no session ${sessionId}: it ended or expired`);
       open.lastSeen = this.#now();
       if (open.session.peerId !== null) this.#options.touch?.(open.session.peerId);
-      if (eventStream && wantsProgress(message)) return this.#answerAsStream(open, message);
+      if (eventStream && this.#answersAsStream(open, message)) return this.#answerAsStream(open, message);
     }
     const answer = await this.#answer(open, () => open.session.handle(message));
     if (issued !== undefined) {
@@ -176,9 +194,10 @@ export class McpEndpoint {
 
   /**
    * `GET /mcp`: the session's own stream (SSE), where the server sends what belongs to no request.
-   * It stays open until the client leaves, a later GET replaces it, or the session ends.
+   * It stays open until the client leaves, a later GET replaces it, or the session ends. With
+   * `Last-Event-ID` (a resumable session) it resumes the stream that event was on instead.
    */
-  openStream(sessionId: string, eventStream: boolean): RouteReply {
+  openStream(sessionId: string, eventStream: boolean, lastEventId = ''): RouteReply {
     if (!eventStream) {
       return errorReply('not_acceptable', 'GET /mcp opens the session\'s event stream and nothing else: send Accept: text/event-stream');
     }
@@ -186,10 +205,20 @@ export class McpEndpoint {
     const open = this.#sessions.get(sessionId);
     if (!open) return errorReply('session_not_found', `no session ${sessionId}: it ended or expired`);
     open.lastSeen = this.#now();
+    const streams = this.#streamsOf(open);
+    let after: number | null = null;
+    if (streams !== null && lastEventId !== '') {
+      const found = streams.find(lastEventId);
+      if (found === null) {
+        return errorReply('stream_not_found', `this session keeps no stream with the event ${JSON.stringify(lastEventId.slice(0, 64))}: it is not one of its ids, or its stream ended over ${RESUME_WINDOW_MS / 1000} s ago`);
+      }
+      if (found.stream !== streams.session) return sseReply((sink) => found.stream.connect(sink, found.after));
+      after = found.after;
+    }
     return sseReply((sink) => {
       // The session may have ended between the answer and its head being written.
       if (this.#sessions.get(sessionId) !== open) return sink.end();
-      this.#attachStream(open, sink);
+      this.#attachStream(open, sink, after);
     });
   }
 
@@ -231,7 +260,20 @@ export class McpEndpoint {
 
   #end(open: OpenSession): void {
     open.stream?.stop();
+    open.streams?.close();
     open.session.close();
+  }
+
+  /** The session's resumable streams, when its protocol version has them. */
+  #streamsOf(open: OpenSession): SessionStreams | null {
+    if (open.streams === null && resumableProtocol(open.session.protocolVersion)) open.streams = new SessionStreams();
+    return open.streams;
+  }
+
+  /** Whether a request is answered as a stream: it asked for progress, or its session's streams are resumable. */
+  #answersAsStream(open: OpenSession, message: unknown): message is { id: JsonRpcId; method: string; params: unknown } {
+    if (wantsProgress(message)) return true;
+    return isStreamableRequest(message) && this.#streamsOf(open) !== null;
   }
 
   /** Runs one message of the session, counting it as activity for as long as it runs. */
@@ -249,26 +291,48 @@ export class McpEndpoint {
   #answerAsStream(open: OpenSession, message: { id: JsonRpcId }): StreamedReply {
     return sseReply((sink) => {
       const { id } = message;
-      // MCP: a client that drops the stream of a request cancels that request.
-      const onGone = (): void => void open.session.cancel(id, 'the client closed the stream');
-      sink.signal.addEventListener('abort', onGone, { once: true });
-      this.#answer(open, () => open.session.handle(message, (frame) => sink.write(sseEvent(JSON.stringify(frame)))))
+      const out = this.#requestStream(open, id, sink);
+      this.#answer(open, () => open.session.handle(message, (frame) => out.write(JSON.stringify(frame))))
         .then(
           (answer) => {
-            if (answer !== undefined) sink.write(sseEvent(frameText(answer)));
+            if (answer !== undefined) out.write(frameText(answer));
           },
-          (error: unknown) => sink.write(sseEvent(JSON.stringify(errorResponse(id, RPC.internalError, `Internal error: ${errorMessage(error)}`)))),
+          (error: unknown) => out.write(JSON.stringify(errorResponse(id, RPC.internalError, `Internal error: ${errorMessage(error)}`))),
         )
-        .finally(() => {
-          sink.signal.removeEventListener('abort', onGone);
-          sink.end();
-        });
+        .finally(() => out.finish());
     });
   }
 
-  #attachStream(open: OpenSession, sink: ReplySink): void {
+  /**
+   * Where a streamed request's messages go. Resumable: a stream of its own, kept for replay; a
+   * broken connection cancels the request only if no client reconnects within the window (MCP:
+   * a disconnection is no cancellation). Otherwise the connection itself, and a client that
+   * leaves it cancels the request: it could not resume it.
+   */
+  #requestStream(open: OpenSession, id: JsonRpcId, sink: ReplySink): { write(json: string): void; finish(): void } {
+    const streams = this.#streamsOf(open);
+    if (streams !== null) {
+      const stream = streams.open(() => void open.session.cancel(id, 'the client did not reconnect to the stream of its request'));
+      stream.connect(sink, null);
+      return { write: (json) => stream.send(json), finish: () => streams.finish(stream) };
+    }
+    const onGone = (): void => void open.session.cancel(id, 'the client closed the stream');
+    sink.signal.addEventListener('abort', onGone, { once: true });
+    return {
+      write: (json) => sink.write(sseEvent(json)),
+      finish: () => {
+        sink.signal.removeEventListener('abort', onGone);
+        sink.end();
+      },
+    };
+  }
+
+  /** Attaches a GET connection as the session's stream; `after`: the event a resumed one goes on from. */
+  #attachStream(open: OpenSession, sink: ReplySink, after: number | null): void {
     open.stream?.stop(); // one stream per session: the newer wins
-    const detach = open.session.attachStream((frame) => sink.write(sseEvent(JSON.stringify(frame))));
+    const streams = this.#streamsOf(open);
+    const write = streams === null ? (json: string) => void sink.write(sseEvent(json)) : (json: string) => streams.session.send(json);
+    const detach = open.session.attachStream((frame) => write(JSON.stringify(frame)));
     const keepAlive = setInterval(() => sink.write(sseComment('keep-alive')), this.#options.keepAliveMs ?? KEEP_ALIVE_MS);
     keepAlive.unref();
     const stream = {
@@ -283,5 +347,6 @@ export class McpEndpoint {
     sink.signal.addEventListener('abort', stream.stop, { once: true });
     open.stream = stream;
     sink.write(sseComment('the session stream is open')); // the head goes out now, not with the first event
+    streams?.session.connect(sink, after);
   }
 }

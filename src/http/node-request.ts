@@ -8,8 +8,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorMessage } from '../platform/errors.js';
 import { log } from '../platform/log.js';
-import { errorReply, isStreamed, MAX_BODY_BYTES, type RouteReply } from '../platform/http-exchange.js';
-import { bodyPlan, DRAIN_LIMIT_BYTES, routeRequest, tooLargeReply, type RequestHandler } from './server-contract.js';
+import { errorReply, isStreamed, type RouteReply } from '../platform/http-exchange.js';
+import { bodyBoundFor, bodyPlan, routeRequest, tooLargeReply, type RequestHandler } from './server-contract.js';
 import { streamReply, writeReply } from './node-reply.js';
 
 /** One header's value as a route reads it: '' when absent, the first when repeated. */
@@ -32,7 +32,8 @@ export function serveRequest(req: IncomingMessage, res: ServerResponse, handle: 
   const gone = new AbortController();
   const [path, query] = splitTarget(req.url ?? '/');
   const request = routeRequest(method, path, query, (name) => headerOf(req, name), gone.signal);
-  const plan = bodyPlan(method, headerOf(req, 'content-length'));
+  const bound = bodyBoundFor(path);
+  const plan = bodyPlan(method, headerOf(req, 'content-length'), bound);
   let answered = false;
   /** Set while a stream is being written: tells it the client has gone. */
   let onGone: (() => void) | null = null;
@@ -63,7 +64,7 @@ export function serveRequest(req: IncomingMessage, res: ServerResponse, handle: 
 
   if (plan.kind === 'refuse') {
     // Not worth reading: answer now and close the connection.
-    respond(tooLargeReply(), true);
+    respond(tooLargeReply(bound), true);
     return;
   }
   if (plan.kind === 'none') {
@@ -76,22 +77,22 @@ export function serveRequest(req: IncomingMessage, res: ServerResponse, handle: 
   req.on('data', (chunk: Buffer) => {
     if (answered) return;
     size += chunk.byteLength;
-    tooLarge ||= size > MAX_BODY_BYTES;
+    tooLarge ||= size > bound.max;
     if (!tooLarge) {
       chunks.push(chunk);
       return;
     }
     // The rest is read and dropped, so the client reads the 413 instead of a reset connection;
     // a body past the drain limit is cut off with the answer.
-    if (size > DRAIN_LIMIT_BYTES) {
-      respond(tooLargeReply(), true);
+    if (size > bound.drain) {
+      respond(tooLargeReply(bound), true);
       req.pause();
     }
   });
   req.on('end', () => {
     if (answered) return;
     if (tooLarge) {
-      respond(tooLargeReply());
+      respond(tooLargeReply(bound));
       return;
     }
     request.body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);

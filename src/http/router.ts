@@ -163,7 +163,7 @@ export function createRouter(services: RouterServices): Router {
       if (wrongMethod) return wrongMethod;
       if (!authorized(request)) return unauthorized();
       if (method === 'DELETE') return services.mcp.delete(request.sessionId);
-      if (method === 'GET') return services.mcp.openStream(request.sessionId, acceptsEventStream(request.accept));
+      if (method === 'GET') return services.mcp.openStream(request.sessionId, acceptsEventStream(request.accept), request.lastEventId);
       if (!isJsonMediaType(request.contentType)) {
         return errorReply('unsupported_media_type', `POST /mcp takes application/json, not ${JSON.stringify(request.contentType || 'no Content-Type')}`);
       }

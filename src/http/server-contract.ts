@@ -6,6 +6,7 @@
  */
 import type { HttpEngine } from '../platform/settings.js';
 import type { LiveConnection, LiveSocket } from '../page/feed.js';
+import { GATEWAY_PATHS } from '../gateway/gateway.js';
 import { errorReply, MAX_BODY_BYTES, type HttpReply, type HttpRequest, type RouteReply } from '../platform/http-exchange.js';
 
 /** What answers a request (the router). */
@@ -45,12 +46,32 @@ export type ServerStart = { ok: true; server: ListeningServer } | { ok: false; r
 /** An oversized body is read and dropped up to this much (so the client reads the 413), then cut off. */
 export const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 
+/**
+ * A model request carries a whole conversation (Claude Code's run to hundreds of kilobytes of
+ * text, more with images): the gateway's paths take bodies up to this, every other route 1 MiB.
+ */
+export const MODEL_BODY_BYTES = 32 * 1024 * 1024;
+
+/** How large a body a route takes, and how much of a larger one is drained before the connection is cut. */
+export interface BodyBound {
+  max: number;
+  drain: number;
+}
+
+const ROUTE_BOUND: BodyBound = { max: MAX_BODY_BYTES, drain: DRAIN_LIMIT_BYTES };
+const MODEL_BOUND: BodyBound = { max: MODEL_BODY_BYTES, drain: MODEL_BODY_BYTES + DRAIN_LIMIT_BYTES };
+
+/** The bound of the route at `path`: the gateway's model paths, or every other route's. */
+export function bodyBoundFor(path: string): BodyBound {
+  return GATEWAY_PATHS.has(path) ? MODEL_BOUND : ROUTE_BOUND;
+}
+
 /** A WebSocket that has been silent this long is closed; each engine pings it well before. */
 export const LIVE_IDLE_SECONDS = 120;
 
 /** The same for both engines: one wording for a body over the bound. */
-export function tooLargeReply(): HttpReply {
-  return errorReply('too_large', `the body is larger than ${MAX_BODY_BYTES} bytes`);
+export function tooLargeReply(bound: BodyBound): HttpReply {
+  return errorReply('too_large', `the body is larger than ${bound.max} bytes`);
 }
 
 /**
@@ -61,10 +82,10 @@ export function tooLargeReply(): HttpReply {
  */
 export type BodyPlan = { kind: 'refuse' } | { kind: 'none' } | { kind: 'read'; tooLarge: boolean };
 
-export function bodyPlan(method: string, declaredLength: string): BodyPlan {
+export function bodyPlan(method: string, declaredLength: string, bound: BodyBound): BodyPlan {
   const declared = declaredLength === '' ? null : Number(declaredLength);
-  if (declared !== null && declared > DRAIN_LIMIT_BYTES) return { kind: 'refuse' };
-  const tooLarge = declared !== null && declared > MAX_BODY_BYTES;
+  if (declared !== null && declared > bound.drain) return { kind: 'refuse' };
+  const tooLarge = declared !== null && declared > bound.max;
   if (!tooLarge && (method === 'GET' || method === 'HEAD' || (method === 'DELETE' && declared === null))) return { kind: 'none' };
   return { kind: 'read', tooLarge };
 }
@@ -81,12 +102,14 @@ export function routeRequest(method: string, path: string, query: string, header
     host: header('host'),
     origin: header('origin'),
     authorization: header('authorization'),
+    apiKey: header('x-api-key'),
     contentType: header('content-type'),
     accept: header('accept'),
     sessionId: header('mcp-session-id'),
     peerHint: header('mcp-peer-id'),
     spawnDepth: header('mcp-spawn-depth'),
     clientPids: header('mcp-client-pids'),
+    lastEventId: header('last-event-id'),
     task: header('x-majordomus-task'),
     body: new Uint8Array(0),
     signal,

@@ -7,8 +7,8 @@
  */
 import type uWS from '@based/uws';
 import { errorMessage } from '../platform/errors.js';
-import { errorReply, isStreamed, MAX_BODY_BYTES, type RouteReply } from '../platform/http-exchange.js';
-import { bodyPlan, DRAIN_LIMIT_BYTES, routeRequest, tooLargeReply, type RequestHandler } from './server-contract.js';
+import { errorReply, isStreamed, type RouteReply } from '../platform/http-exchange.js';
+import { bodyBoundFor, bodyPlan, routeRequest, tooLargeReply, type RequestHandler } from './server-contract.js';
 import { streamReply, writeReply } from './uws-reply.js';
 
 export function serveRequest(res: uWS.HttpResponse, req: uWS.HttpRequest, handle: RequestHandler): void {
@@ -18,7 +18,8 @@ export function serveRequest(res: uWS.HttpResponse, req: uWS.HttpRequest, handle
   // (the gateway) stops waiting, a stream stops writing.
   const gone = new AbortController();
   const request = routeRequest(method, req.getUrl(), req.getQuery() ?? '', (name) => req.getHeader(name), gone.signal);
-  const plan = bodyPlan(method, req.getHeader('content-length'));
+  const bound = bodyBoundFor(request.path);
+  const plan = bodyPlan(method, req.getHeader('content-length'), bound);
   let answered = false;
   /** Set while a stream is being written: tells it the client has gone. */
   let onGone: (() => void) | null = null;
@@ -42,7 +43,7 @@ export function serveRequest(res: uWS.HttpResponse, req: uWS.HttpRequest, handle
 
   if (plan.kind === 'refuse') {
     // Not worth reading: answer now and close the connection.
-    respond(tooLargeReply(), true);
+    respond(tooLargeReply(bound), true);
     return;
   }
   if (plan.kind === 'none') {
@@ -55,12 +56,12 @@ export function serveRequest(res: uWS.HttpResponse, req: uWS.HttpRequest, handle
   res.onData((chunk, isLast) => {
     if (answered) return;
     size += chunk.byteLength;
-    tooLarge ||= size > MAX_BODY_BYTES;
+    tooLarge ||= size > bound.max;
     if (tooLarge) {
       // The rest is read and dropped, so the client reads the 413 instead of a reset connection;
       // a body past the drain limit is cut off with the answer.
-      const cutOff = !isLast && size > DRAIN_LIMIT_BYTES;
-      if (isLast || cutOff) respond(tooLargeReply(), cutOff);
+      const cutOff = !isLast && size > bound.drain;
+      if (isLast || cutOff) respond(tooLargeReply(bound), cutOff);
       return;
     }
     chunks.push(Buffer.from(chunk.slice(0)));

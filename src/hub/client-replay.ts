@@ -1,8 +1,8 @@
 /**
  * What a stdio client's session carries to a new server when its server went away (src/hub/link.ts):
  * the lines the new server must hear first — the client's `initialize`, its
- * `notifications/initialized` and its subscriptions, whose answers go nowhere (the client had its
- * own) — and which messages may be sent again when their first attempt may have run. Imports
+ * `notifications/initialized`, its subscriptions and its last `logging/setLevel`, whose answers go
+ * nowhere (the client had its own) — and which messages may be sent again when their first attempt may have run. Imports
  * nothing: the bridge path must start fast.
  */
 
@@ -29,6 +29,7 @@ const SAFE_TO_RESEND = new Set([
   // Idempotent: subscribing twice is one subscription.
   'resources/subscribe',
   'resources/unsubscribe',
+  'logging/setLevel',
 ]);
 
 /** Whether `line` may be sent to a new server although its first attempt may have run. */
@@ -42,15 +43,18 @@ export class ClientReplay {
   #initialized: string | null = null;
   /** The client's `resources/subscribe` lines by URI. */
   readonly #subscriptions = new Map<string, string>();
+  /** The client's last `logging/setLevel`: its level holds on the new server too. */
+  #logLevel: string | null = null;
 
   /** Notes a line of the client, if it is one a new server must hear. */
   remember(line: string): void {
     // Most lines are neither; skip the second parse for them (the hot stdio path).
-    if (!line.includes('initialize') && !line.includes('subscribe')) return;
+    if (!line.includes('initialize') && !line.includes('subscribe') && !line.includes('setLevel')) return;
     const message = messageOf(line);
     const method = message?.method;
     if (method === 'initialize') this.#initialize = line;
     if (method === 'notifications/initialized') this.#initialized = line;
+    if (method === 'logging/setLevel') this.#logLevel = line;
     const uri = message?.params?.uri;
     if (typeof uri !== 'string') return;
     if (method === 'resources/subscribe') this.#subscriptions.set(uri, line);
@@ -64,6 +68,6 @@ export class ClientReplay {
 
   /** What a new server must hear first, in order, but `pending` (the message being handled, which is sent anyway). */
   lines(pending: string | null): string[] {
-    return [this.#initialize, this.#initialized, ...this.#subscriptions.values()].filter((line): line is string => line !== null && line !== pending);
+    return [this.#initialize, this.#initialized, ...this.#subscriptions.values(), this.#logLevel].filter((line): line is string => line !== null && line !== pending);
   }
 }

@@ -5,12 +5,16 @@
  * receives each new generation ready to swap (src/hub/layer-thread.ts).
  */
 import { performance } from 'node:perf_hooks';
+import { newDiagnostics } from '../layer/changes.js';
 import { LayerGenerations } from '../layer/generations.js';
 import { RebuildScheduler } from '../layer/rebuild-scheduler.js';
 import { watchLayer } from '../layer/watch-layer.js';
 import { errorMessage } from '../platform/errors.js';
 import type { LayerBuildMessage, LayerBuildWorkerData } from '../threads/layer-build.js';
 import { decodeSnapshot, layerSnapshot } from '../threads/snapshot.js';
+
+/** At most this many new diagnostics of a generation are posted (and logged) one by one. */
+export const FRESH_DIAGNOSTICS_LOGGED = 5;
 
 /** Watches the layer and posts each build's outcome; resolves once watching (after posting `watching`). */
 export async function serveLayerBuilds(data: LayerBuildWorkerData, post: (message: LayerBuildMessage) => void): Promise<void> {
@@ -25,8 +29,10 @@ export async function serveLayerBuilds(data: LayerBuildWorkerData, post: (messag
     const started = performance.now();
     const ms = (): number => Math.round(performance.now() - started);
     try {
+      const before = generations.serving;
       const changed = await generations.next((next) => {
         const snapshot = layerSnapshot({ version, generation: next.generation, index: next.index, capabilities, search: next.search });
+        const fresh = newDiagnostics(before, next.index);
         post({
           type: 'generation',
           generation: next.generation,
@@ -35,6 +41,8 @@ export async function serveLayerBuilds(data: LayerBuildWorkerData, post: (messag
           failed: next.failed,
           objects: next.index.objects.length,
           diagnostics: next.index.diagnostics.length,
+          fresh: fresh.slice(0, FRESH_DIAGNOSTICS_LOGGED),
+          freshCount: fresh.length,
           ms: ms(),
         });
       });

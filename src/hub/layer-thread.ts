@@ -5,7 +5,7 @@
  * watching, building and encoding happen in the worker.
  */
 import { errorMessage } from '../platform/errors.js';
-import type { LayerIndex } from '../layer/types.js';
+import type { Diagnostic, LayerIndex } from '../layer/types.js';
 import type { LayerView } from '../layer/view.js';
 import { log } from '../platform/log.js';
 import { settings } from '../platform/settings.js';
@@ -28,6 +28,9 @@ export interface Generation {
   layer: LayerView;
   changed: readonly string[];
   failed: string | null;
+  /** The first few diagnostics the previous generation did not have, and how many there were in all. */
+  fresh: readonly Diagnostic[];
+  freshCount: number;
   ms: number;
 }
 
@@ -49,6 +52,14 @@ export function reloadLine(next: Generation): string {
   const { index } = next;
   const failed = next.failed === null ? '' : ` — the rebuild failed (${next.failed}), the last good objects are served`;
   return `layer generation ${next.generation}: ${index.objects.length} objects, ${index.diagnostics.length} diagnostics (${index.state}), ${next.changed.length} changed, built in ${next.ms} ms${failed}`;
+}
+
+/** A warning per new diagnostic of a reload (the first few, then how many more): a broken edit reaches the MCP clients' logs. */
+export function freshDiagnosticLines(next: Generation): string[] {
+  const lines = next.fresh.map((d) => `layer generation ${next.generation}: ${d.path}: ${d.message} (${d.severity} ${d.code})`);
+  const more = next.freshCount - next.fresh.length;
+  if (more > 0) lines.push(`layer generation ${next.generation}: ${more} more new diagnostics (the info capability lists them all)`);
+  return lines;
 }
 
 export function startFreshness(options: FreshnessOptions): LayerFreshness {
@@ -90,11 +101,14 @@ export function startFreshness(options: FreshnessOptions): LayerFreshness {
           ...decodedLayer(message.snapshot),
           changed: message.changed,
           failed: message.failed,
+          fresh: message.fresh,
+          freshCount: message.freshCount,
           ms: message.ms,
         };
         try {
           await options.onGeneration(next);
           (next.failed === null ? log.info : log.warn)(reloadLine(next));
+          for (const line of freshDiagnosticLines(next)) log.warn(line);
         } catch (error) {
           log.error(`cannot serve layer generation ${next.generation}: ${errorMessage(error)}`);
         }

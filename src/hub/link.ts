@@ -266,7 +266,7 @@ export class ClientLink {
     for (const line of this.#replay.lines(pending)) await session.handleText(line);
     if (this.#streamWrite) session.streamTo(this.#streamWrite);
     this.#mode = { kind: 'owner', owner, session };
-    if (!initial) log.info(`took over as the shared server of ${this.#options.checkout.root}`);
+    if (!initial) log.warn(`took over as the shared server of ${this.#options.checkout.root}`);
   }
 
   async #serveAlone(pending: string | null, initial: boolean, hint: string | null, loaded: Loaded | null): Promise<void> {

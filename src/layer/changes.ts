@@ -1,9 +1,10 @@
 /**
  * What changed between two generations of the layer: the URIs of the objects that appeared,
- * vanished or whose file changed. MCP clients are told from it (`list_changed` when it is not
- * empty, `resources/updated` for each subscribed URI in it).
+ * vanished or whose file changed — MCP clients are told from it (`list_changed` when it is not
+ * empty, `resources/updated` for each subscribed URI in it) — and the diagnostics that are new,
+ * which the server logs as warnings (and so its MCP clients hear of a broken edit).
  */
-import type { LayerIndex, LayerObject } from './types.js';
+import type { Diagnostic, LayerIndex, LayerObject } from './types.js';
 
 /**
  * Two objects of one URI are the same when their file is: everything else (title, metadata,
@@ -35,4 +36,11 @@ export function sameLayer(before: LayerIndex, after: LayerIndex, changed: readon
     JSON.stringify(before.diagnostics) === JSON.stringify(after.diagnostics) &&
     before.sections.join() === after.sections.join()
   );
+}
+
+/** The diagnostics of `after` that `before` did not have, in `after`'s order. */
+export function newDiagnostics(before: LayerIndex, after: LayerIndex): Diagnostic[] {
+  const key = (d: Diagnostic): string => JSON.stringify([d.severity, d.code, d.path, d.message]);
+  const known = new Set(before.diagnostics.map(key));
+  return after.diagnostics.filter((d) => !known.has(key(d)));
 }

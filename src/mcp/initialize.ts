@@ -36,7 +36,13 @@ export function initializeResult(protocolVersion: string, instructions: string):
     protocolVersion,
     // claude/channel: task notices (a question, an end) reach a client that declared it too.
     // The layer stays fresh: a reload tells the client (list_changed, updated for subscriptions).
-    capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: true }, experimental: { 'claude/channel': {} } },
+    // logging: the server's warnings reach the client as notifications/message (src/mcp/logging.ts).
+    capabilities: {
+      tools: { listChanged: false },
+      resources: { subscribe: true, listChanged: true },
+      logging: {},
+      experimental: { 'claude/channel': {} },
+    },
     serverInfo: { name: 'majordomus', version: VERSION },
     instructions,
   };

@@ -3,6 +3,7 @@
  * served alone. Every call runs here, directly; nothing crosses a thread.
  */
 import type { Runtime } from '../runtime/runtime.js';
+import { onLogRecord } from '../platform/log.js';
 import { ancestry } from '../platform/proc.js';
 import { joinWithInstructions, runtimeInstructions } from './instructions.js';
 import { toolTable } from './projection.js';
@@ -23,9 +24,9 @@ export function localBackend(runtime: Runtime, transport: 'stdio' | 'http'): Mcp
 
 /**
  * A stdio session of this thread's runtime; `preferredPeerId` keeps a client's id after a
- * takeover. Its client is the agent that started this process.
+ * takeover. Its client is the agent that started this process, and hears this process's log.
  */
 export function localSession(runtime: Runtime, preferredPeerId: string | null): McpSession {
   const clientPids = ancestry(process.ppid);
-  return new McpSession(localBackend(runtime, 'stdio'), preferredPeerId ? { preferredPeerId, clientPids } : { clientPids });
+  return new McpSession(localBackend(runtime, 'stdio'), { ...(preferredPeerId ? { preferredPeerId } : {}), clientPids, logs: onLogRecord });
 }

@@ -6,7 +6,8 @@
  * This file is the session's dispatch and lifecycle: JSON-RPC in and out, `initialize`, `ping`,
  * cancellation, `close()`. Its jobs are each in a module of their own: the tools (src/mcp/tools.ts),
  * the resources and subscriptions (src/mcp/resources.ts), the notifications tied to no request
- * (src/mcp/notifications.ts), the requests under way (src/mcp/in-flight.ts).
+ * (src/mcp/notifications.ts), the requests under way (src/mcp/in-flight.ts), the server's log lines
+ * and the client's level for them (src/mcp/logging.ts).
  *
  * Requests run concurrently. A tool call is tracked by its id while it runs: a
  * `notifications/cancelled` naming it (or `close()`) aborts its signal, and a cancelled request is
@@ -22,6 +23,7 @@ import type { McpBackend } from './backend.js';
 import { frameText } from './frame.js';
 import { InFlight, untilAborted } from './in-flight.js';
 import { initializeResult, readInitialize } from './initialize.js';
+import { SessionLogging, type LogSource } from './logging.js';
 import { SessionStream } from './notifications.js';
 import { isObject, RequestError, type NotificationSink, type Params, type RequestScope } from './request.js';
 import { SessionResources } from './resources.js';
@@ -53,19 +55,23 @@ export class McpSession {
   readonly #inFlight = new InFlight();
   readonly #stream = new SessionStream();
   readonly #resources: SessionResources;
+  readonly #logging = new SessionLogging((params) => this.notify('notifications/message', params));
+  readonly #stopLogs: () => void;
 
   /**
    * `preferredPeerId`: the identity this client had on a server that is gone (see PeerBoard.join).
    * `spawnDepth`: the client's delegation depth as its bridge reported it (absent: the server's).
    * `clientPids`: the process chain of the agent behind the client, nearest first (the git guard
-   * tells peers apart by it).
+   * tells peers apart by it). `logs`: the server's log lines, which the client hears at or above
+   * the level it set (none without it).
    */
-  constructor(backend: McpBackend, options: { preferredPeerId?: string; spawnDepth?: number; clientPids?: readonly number[] } = {}) {
+  constructor(backend: McpBackend, options: { preferredPeerId?: string; spawnDepth?: number; clientPids?: readonly number[]; logs?: LogSource } = {}) {
     this.#spawnDepth = options.spawnDepth;
     this.#clientPids = options.clientPids ?? [];
     this.#backend = backend;
     this.#preferredPeerId = options.preferredPeerId;
     this.#resources = new SessionResources(backend);
+    this.#stopLogs = options.logs?.((record) => this.#logging.deliver(record)) ?? (() => undefined);
   }
 
   get peerId(): string | null {
@@ -174,6 +180,8 @@ export class McpSession {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#stopLogs();
+    this.#logging.close();
     this.#stream.close();
     this.#inFlight.cancelAll('the session ended');
     if (this.#peerId !== null) this.#backend.leave(this.#peerId);
@@ -199,6 +207,8 @@ export class McpSession {
         return this.#resources.subscribe(params);
       case 'resources/unsubscribe':
         return this.#resources.unsubscribe(params);
+      case 'logging/setLevel':
+        return this.#logging.setLevel(params);
       default:
         throw new RequestError(RPC.methodNotFound, `Method not found: ${method}`);
     }

@@ -18,6 +18,7 @@ export const PAGE_LIMITS = {
   tailLines: 12,
   tailLineChars: 300,
   tasks: 20,
+  usageRows: 50,
 } as const;
 
 /** What the page calls a change: which part of the state to build again. */
@@ -78,12 +79,40 @@ export interface PageTask {
   completion_tokens: number;
   question?: string;
   error?: string;
+  /** What the gateway's priced requests for it cost, in `PageUsage.currency`. */
+  cost?: number;
+}
+
+/** One row of the usage panel: a provider, a caller (`lease` or a key's name), or the total. */
+export interface PageUsageRow {
+  name: string;
+  requests: number;
+  failed: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** Present once a request of the row had a price. */
+  cost?: number;
+  priced_requests?: number;
+  /** Present when the config names a reference price. */
+  saved?: number;
+}
+
+/** What the gateway forwarded since the server started, and what it cost where prices are known. */
+export interface PageUsage {
+  since: string;
+  currency: string | null;
+  /** What `saved` is measured against, or null. */
+  reference: string | null;
+  total: PageUsageRow;
+  providers: PageUsageRow[];
+  keys: PageUsageRow[];
 }
 
 /** The harness thread's part. */
 export interface PageHarnessState {
   sessions: PageSession[];
   tasks: PageTask[];
+  usage: PageUsage;
 }
 
 function claimNumber(id: string): number {

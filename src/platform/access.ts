@@ -22,13 +22,34 @@ export interface HostGuard {
   refusal(host: string, origin: string): string | null;
 }
 
+/** Whether `given` is `wanted`, compared in constant time (only the length may show). */
+export function secretMatches(given: string, wanted: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(wanted);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or null. */
+function bearerOf(authorization: string): string | null {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  return match ? (match[1] as string) : null;
+}
+
 /** Whether an `Authorization` header carries `Bearer <token>` (compared in constant time). */
 export function bearerMatches(authorization: string, token: string): boolean {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  if (!match) return false;
-  const given = Buffer.from(match[1] as string);
-  const wanted = Buffer.from(token);
-  return given.length === wanted.length && timingSafeEqual(given, wanted);
+  const given = bearerOf(authorization);
+  return given !== null && secretMatches(given, token);
+}
+
+/**
+ * The secret a request presents: its bearer token, else its `x-api-key` header (how Anthropic's
+ * clients send a key: Claude Code with ANTHROPIC_API_KEY); null when it presents none.
+ */
+export function presentedSecret(authorization: string, apiKey: string): string | null {
+  const bearer = bearerOf(authorization);
+  if (bearer !== null) return bearer;
+  const key = apiKey.trim();
+  return key === '' ? null : key;
 }
 
 /** `host:port` → [name, port]; IPv6 names keep their brackets. */

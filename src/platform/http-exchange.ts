@@ -16,6 +16,8 @@ export interface HttpRequest {
   origin: string;
   /** The `Authorization` header (`Bearer <token>`), or ''. */
   authorization: string;
+  /** The `x-api-key` header (an Anthropic client's key; the gateway takes it), or ''. */
+  apiKey: string;
   /** The `Content-Type` header, or ''. */
   contentType: string;
   /** The `Accept` header, or '' (`/mcp` streams only to a client that accepts `text/event-stream`). */
@@ -27,6 +29,8 @@ export interface HttpRequest {
   spawnDepth: string;
   /** `Mcp-Client-Pids` on initialize: the process chain of a bridge's client. */
   clientPids: string;
+  /** `Last-Event-ID` on `GET /mcp`: the event after which a client resumes a stream, or ''. */
+  lastEventId: string;
   /** `X-Majordomus-Task`: the task a gateway request counts its usage against, or ''. */
   task: string;
   body: Uint8Array;

@@ -178,7 +178,8 @@ export class SseReader {
 
   constructor(onMessage: (data: string) => void) {
     this.#parser = new SseParser((event) => {
-      if (event.event === 'message') onMessage(event.data);
+      // An event without data is a priming event (an id and a retry for resuming): no message.
+      if (event.event === 'message' && event.data !== '') onMessage(event.data);
     });
   }
 

@@ -65,7 +65,10 @@ export class HarnessRuntime {
     return () => this.#noticeListeners.delete(deliver);
   }
 
-  /** Tells `tell` of each session that changed (started, grew, ended a turn, went); answers the unsubscribe. */
+  /**
+   * Tells `tell` of each session that changed (started, grew, ended a turn, went), and of each
+   * request the gateway counted (its task, or ''): the live page shows both. Answers the unsubscribe.
+   */
   onChange(tell: (session: string) => void): () => void {
     this.#changeListeners.add(tell);
     return () => this.#changeListeners.delete(tell);
@@ -86,6 +89,7 @@ export class HarnessRuntime {
   /** Counts one request the gateway forwarded. */
   recordUsage(record: UsageRecord): void {
     this.tasks.recordUsage(record);
+    this.#changeListeners.forEach((tell) => tell(record.task ?? ''));
   }
 
   /** Takes over the sessions an earlier server left (docs/HARNESS.md, "Orphans"); throws when they cannot be read. */

@@ -85,7 +85,9 @@ export class HttpBridge {
   async deliver(line: string, options: DeliverOptions = {}): Promise<Delivery> {
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
+      // A stream only where it carries something: a request's progress. On loopback a broken
+      // connection means a lost server, so a resumable stream would buy a bridge nothing.
+      Accept: line.includes('"progressToken"') ? 'application/json, text/event-stream' : 'application/json',
       Authorization: `Bearer ${this.#token}`,
     };
     if (this.#sessionId !== null) headers['Mcp-Session-Id'] = this.#sessionId;

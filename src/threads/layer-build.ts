@@ -1,5 +1,5 @@
 /** The contract of the layer build worker (workers/layer-build.ts): its start data and what it posts. */
-import type { DiscoveryMode } from '../layer/types.js';
+import type { Diagnostic, DiscoveryMode } from '../layer/types.js';
 
 /** Given to the layer build worker at start (workers/layer-build.ts). */
 export interface LayerBuildWorkerData {
@@ -30,6 +30,10 @@ export type LayerBuildMessage =
       failed: string | null;
       objects: number;
       diagnostics: number;
+      /** The diagnostics the serving generation did not have (the first few: the main thread logs them). */
+      fresh: Diagnostic[];
+      /** How many new diagnostics there were in all. */
+      freshCount: number;
       ms: number;
     }
   | { type: 'unchanged'; ms: number }

@@ -152,7 +152,7 @@ describe('majordomus doctor in a repository init set up', () => {
     expect(one(parsed, 'guard')).toMatchObject({ status: 'info', fix: 'majordomus guard install' });
     expect(one(parsed, 'node')).toMatchObject({ status: 'ok' });
     expect(['ok', 'info']).toContain(one(parsed, 'uws').status);
-    expect(one(parsed, 'uws').message).toMatch(/HTTP is served by (uWebSockets\.js|the Node\.js fallback)/);
+    expect(one(parsed, 'uws').message).toMatch(/HTTP is served by (uWebSockets\.js|node:http)/);
     // The server the doctor started ended with it, as a client's does.
     await waitFor(() => !existsSync(join(setup.repo.root, LEASE)), { timeoutMs: 20_000, what: 'the started server to remove its lease' });
 

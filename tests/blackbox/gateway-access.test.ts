@@ -3,7 +3,9 @@
  * per test (the server re-reads it when it changes). Covers:
  * - access: /v1/chat/completions and /v1/models need the lease's token even on loopback, or the
  *   key named by gateway.api_key_env; anything else is 401 `unauthorized` in our shape plus
- *   OpenAI's `type`;
+ *   OpenAI's `type`; a key of gateway.keys (as a bearer or as x-api-key) may use only its models:
+ *   another is 403 `forbidden_model` naming the key and the model, and the chain is narrowed to
+ *   its models;
  * - config: a missing file is 503 `gateway_config` naming it; bad YAML and a bad field name the
  *   file and the field path; a fixed file is served at once;
  * - /v1/models lists the configured providers' models, bare and as slug/model, leaving out a
@@ -11,7 +13,9 @@
  * - an explicit model is strict: unknown → 404 `model_not_found` naming it and listing the
  *   available ones, with nothing sent to any provider; a model on an unconfigured provider names
  *   its variable; no model with an empty chain is 503 `gateway_config`;
- * - a malformed X-Majordomus-Task is 400 `invalid_input`.
+ * - a malformed X-Majordomus-Task is 400 `invalid_input`;
+ * - a model request may carry a whole conversation: a 2 MiB body (over every other route's 1 MiB)
+ *   is forwarded, one over 32 MiB is 413 `too_large` with nothing sent upstream.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_RELATIVE, jsonOf, MESSAGES, routeOf, startGatewayScene, type GatewayScene } from './gateway-fixture.js';
@@ -65,6 +69,20 @@ describe('the gateway door', () => {
     expect((await jsonOf(response)).choices[0].message.content).toBe('hello');
   });
 
+  it('lets a key of gateway.keys use only its models, as a bearer or x-api-key, and narrows the chain to them', async () => {
+    const api = await scene.modelApi({ replies: [{ kind: 'text', text: 'from m2' }, { kind: 'text', text: 'from m2 again' }] });
+    await scene.writeConfig(
+      `providers:\n  one: {base_url: ${api.url}/v1, models: [m1, m2]}\nrouting: {priority_models: [{model: m1}, {model: m2}]}\ngateway:\n  keys: [{name: narrow, key_env: MAJORDOMUS_TEST_GATEWAY_KEY, models: [one/m2]}]\n`,
+    );
+    const message = await expectError(await scene.chat({ model: 'm1', messages: MESSAGES }, { Authorization: `Bearer ${GATEWAY_KEY}` }), 403, 'forbidden_model');
+    expect(message).toContain('key narrow may not use model "m1" (one/m1); its models: one/m2; available: one/m2');
+    const chained = await scene.chat({ messages: MESSAGES }, { Authorization: '', 'x-api-key': GATEWAY_KEY });
+    expect(chained.status).toBe(200);
+    expect(routeOf(chained)).toMatchObject({ provider: 'one', model: 'm2', failovers: [] });
+    expect((await jsonOf(await scene.chat({ model: 'm2', messages: MESSAGES }, { Authorization: `Bearer ${GATEWAY_KEY}` }))).choices[0].message.content).toBe('from m2 again');
+    expect(api.modelRequests.map((request) => (request.body as { model: string }).model)).toEqual(['m2', 'm2']);
+  });
+
   it('names the file and the field path of a broken field, and serves once the file is fixed', async () => {
     await scene.writeConfig('providers:\n  local: {base_url: not-a-url, models: [m1], max_concurrent: 0}\n');
     const message = await expectError(await scene.chat({ messages: MESSAGES }), 503, 'gateway_config', `${CONFIG_RELATIVE}: providers.local.base_url: `);
@@ -90,16 +108,21 @@ describe('the gateway door', () => {
     );
     const response = await scene.get('/v1/models');
     expect(response.status).toBe(200);
+    // OpenAI's list shape, with Anthropic's fields beside it (one list answers both wires).
+    const anthropic = (id: string) => ({ type: 'model', display_name: id, created_at: '1970-01-01T00:00:00.000Z' });
     expect(await jsonOf(response)).toEqual({
       object: 'list',
+      has_more: false,
+      first_id: 'qwen3-coder:30b',
+      last_id: 'hosted/shared',
       data: [
-        { id: 'qwen3-coder:30b', object: 'model', created: 0, owned_by: 'local' },
-        { id: 'local/qwen3-coder:30b', object: 'model', created: 0, owned_by: 'local' },
-        { id: 'shared', object: 'model', created: 0, owned_by: 'local' },
-        { id: 'local/shared', object: 'model', created: 0, owned_by: 'local' },
-        { id: 'm-large', object: 'model', created: 0, owned_by: 'hosted' },
-        { id: 'hosted/m-large', object: 'model', created: 0, owned_by: 'hosted' },
-        { id: 'hosted/shared', object: 'model', created: 0, owned_by: 'hosted' },
+        { id: 'qwen3-coder:30b', object: 'model', created: 0, owned_by: 'local', ...anthropic('qwen3-coder:30b') },
+        { id: 'local/qwen3-coder:30b', object: 'model', created: 0, owned_by: 'local', ...anthropic('local/qwen3-coder:30b') },
+        { id: 'shared', object: 'model', created: 0, owned_by: 'local', ...anthropic('shared') },
+        { id: 'local/shared', object: 'model', created: 0, owned_by: 'local', ...anthropic('local/shared') },
+        { id: 'm-large', object: 'model', created: 0, owned_by: 'hosted', ...anthropic('m-large') },
+        { id: 'hosted/m-large', object: 'model', created: 0, owned_by: 'hosted', ...anthropic('hosted/m-large') },
+        { id: 'hosted/shared', object: 'model', created: 0, owned_by: 'hosted', ...anthropic('hosted/shared') },
       ],
     });
   });
@@ -138,5 +161,18 @@ describe('the gateway door', () => {
     const wrongMethod = await scene.get('/v1/chat/completions');
     await expectError(wrongMethod, 405, 'method_not_allowed', 'POST');
     expect(api.requests).toEqual([]);
+  });
+
+  it('forwards a conversation over 1 MiB and refuses a body over 32 MiB with 413 too_large', async () => {
+    const api = await scene.modelApi({ replies: [{ kind: 'text', text: 'read it all' }] });
+    await scene.writeConfig(`providers:\n  one: {base_url: ${api.url}/v1, models: [m1]}\n`);
+    const long = [{ role: 'user', content: 'x'.repeat(2 * 1024 * 1024) }];
+    const answered = await scene.chat({ model: 'm1', messages: long });
+    expect(answered.status).toBe(200);
+    expect((await jsonOf(answered)).choices[0].message.content).toBe('read it all');
+    const huge = await scene.chat({ model: 'm1', messages: [{ role: 'user', content: 'x'.repeat(33 * 1024 * 1024) }] });
+    expect(huge.status).toBe(413);
+    expect((await jsonOf(huge)).error.code).toBe('too_large');
+    expect(api.requests).toHaveLength(1);
   });
 });

@@ -46,7 +46,11 @@ function expectRefusal(res: RawResponse, status: number, code: string): void {
   expectFramed(res);
 }
 
-/** Raw `/mcp` against one server, carrying its lease's bearer token. */
+/**
+ * Raw `/mcp` against one server, carrying its lease's bearer token. It accepts JSON only: what it
+ * checks is the JSON path (a session of 2025-11-25 streams every request to a client that also
+ * accepts `text/event-stream`: http-mcp-resume.test.ts).
+ */
 function mcpClient(port: () => number, token: () => string) {
   let nextId = 1;
   const post = (body: unknown, sessionId?: string, headers: Record<string, string> = {}): Promise<RawResponse> =>
@@ -57,7 +61,7 @@ function mcpClient(port: () => number, token: () => string) {
       body: typeof body === 'string' ? body : JSON.stringify(body),
       headers: {
         'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
+        Accept: 'application/json',
         Authorization: `Bearer ${token()}`,
         ...(sessionId ? { 'Mcp-Session-Id': sessionId } : {}),
         ...headers,

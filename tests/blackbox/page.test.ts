@@ -9,6 +9,8 @@
  *   stays in the tab's sessionStorage only;
  * - a running fake harness session whose transcript tail grows while the test watches, with no
  *   reload, and an executor task (run_task) with its state and token totals;
+ * - the gateway's usage by provider and by key, with its cost and what it saved, growing as
+ *   requests through the gateway are counted;
  * - every request stays on 127.0.0.1:PORT, no page error;
  * - keyboard only: Tab reaches every panel (and Shift-Tab goes back through them), the focus is
  *   visible; at 200 % zoom of a 640 px window (320 CSS px) nothing scrolls sideways;
@@ -33,6 +35,7 @@ import { joinPeer, MESSAGE_METHOD, waitForNotice } from '../helpers/coordination
 import { answer, harnessFiles } from '../helpers/harness.js';
 import { rawRequest, startServe, type ServeProcess } from '../helpers/serve.js';
 import { ATTACHED, peersVia, Scene, SHARED_LAYER, waitForLease, waitForLog } from '../helpers/shared.js';
+import { startModelApi } from '../helpers/model-api.js';
 import { isAlive, waitFor } from '../helpers/wait.js';
 import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 
@@ -56,7 +59,7 @@ declare function getComputedStyle(element: PageElement): { outlineStyle: string 
 
 /** Bounds for a loaded two-core machine. */
 const SEEN_MS = 30_000;
-const PANELS = ['server', 'peers', 'claims', 'messages', 'sessions', 'tasks'];
+const PANELS = ['server', 'peers', 'claims', 'messages', 'sessions', 'tasks', 'usage'];
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -221,6 +224,40 @@ describe('the live page', () => {
       .toEqual([state.status, String(state.turns), String(state.token_totals.prompt_tokens), String(state.token_totals.completion_tokens)]);
 
     expect(seen.navigations()).toBe(1);
+    expect(seen.problems).toEqual([]);
+  }, 180_000);
+
+  it('shows the gateway\'s usage by provider and by key, with its cost, as requests are counted', async () => {
+    const repo = await scene.repo({ files: SHARED_LAYER });
+    const server: ServeProcess = await startServe({ cwd: repo.root, env: { MAJORDOMUS_TEST_FRIEND_KEY: 'friend-key-0123456789' } });
+    scene.defer(() => server.stop().then(() => undefined));
+    const api = await startModelApi({ replies: [{ kind: 'text', text: 'one', usage: { inputTokens: 1000, outputTokens: 100 } }, { kind: 'text', text: 'two', usage: { inputTokens: 1000, outputTokens: 100 } }] });
+    scene.defer(() => api.stop());
+    await writeFile(
+      join(repo.root, '.ai/local/executor.yaml'),
+      [
+        `providers: {cheap: {base_url: ${api.url}/v1, models: [m1]}}`,
+        'gateway: {keys: [{name: friend, key_env: MAJORDOMUS_TEST_FRIEND_KEY, models: [m1]}]}',
+        'prices: {currency: USD, models: {m1: {input_per_million: 2, output_per_million: 10}}, reference: {name: the orchestrator, input_per_million: 3, output_per_million: 15}}',
+        '',
+      ].join('\n'),
+    );
+    const page = await newPage();
+    const seen = watch(page, server.url);
+    await page.goto(`${server.url}/#token=${server.token}`, { waitUntil: 'load' });
+    await page.locator('#connection.live').waitFor({ timeout: SEEN_MS });
+    await expect.poll(() => page.locator('#usage-provider-rows').textContent(), { timeout: SEEN_MS }).toContain('nothing yet');
+    const chat = (key: string): Promise<Response> =>
+      fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'hi' }] }) });
+    expect((await chat(server.token)).status).toBe(200);
+    expect((await chat('friend-key-0123456789')).status).toBe(200);
+    // 1000 in at 2 and 100 out at 10 per million: 0.003 each; the reference would have cost 0.0045.
+    const cells = (selector: string) => page.locator(selector).locator('td').allTextContents();
+    await expect.poll(() => cells('#usage-provider-rows [data-usage="cheap"]'), { timeout: SEEN_MS }).toEqual(['2', '0', '2000', '200', '0.006 USD', '0.003 USD']);
+    await expect.poll(() => cells('#usage-key-rows [data-usage="friend"]'), { timeout: SEEN_MS }).toEqual(['1', '0', '1000', '100', '0.003 USD', '0.0015 USD']);
+    expect(await cells('#usage-key-rows [data-usage="lease"]')).toEqual(['1', '0', '1000', '100', '0.003 USD', '0.0015 USD']);
+    expect(await page.locator('#usage-summary').textContent()).toBe('(2 requests, 0.006 USD, saved 0.003 USD)');
+    expect(await page.locator('#usage-note').textContent()).toContain('Saved is measured against the orchestrator.');
     expect(seen.problems).toEqual([]);
   }, 180_000);
 

@@ -8,10 +8,13 @@
  *   timeout (`upstream_idle`, naming the provider and the limit), and the end of the stream (not
  *   cut, no `[DONE]`); the upstream request is aborted, the next request to the same provider is
  *   served (its slot was freed, not held until the client gives up), usage counts the failure and
- *   the log says why;
+ *   the log says why — and an MCP client on `/mcp` hears that warning as `notifications/message`;
  * - a positive number is accepted; a non-numeric or non-positive value is a `gateway_config` error
  *   (503) naming the field.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ScriptedReply } from '../helpers/model-api.js';
 import { waitFor } from '../helpers/wait.js';
@@ -80,6 +83,12 @@ describe('a provider that stalls mid-stream', () => {
     });
     const one = slug();
     await scene.writeConfig(oneProvider(one, api.url, 'max_concurrent: 1, max_queue: 0, idle_timeout_seconds: 1'));
+    // An MCP client of the server: the gateway's warning (on the HTTP thread) reaches its log.
+    const mcp = new Client({ name: 'listener', version: '1.0.0' });
+    const heard: unknown[] = [];
+    mcp.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void heard.push(notification.params.data));
+    const transport = new StreamableHTTPClientTransport(new URL(`${scene.server.url}/mcp`), { requestInit: { headers: scene.server.auth } });
+    await mcp.connect(transport);
 
     const abort = new AbortController();
     const started = Date.now();
@@ -119,6 +128,9 @@ describe('a provider that stalls mid-stream', () => {
     const usage = await jsonOf(await scene.get('/api/v1/usage'));
     expect(usage.providers[one]).toMatchObject({ requests: 2, failed: 1 });
     expect(scene.server.stderr()).toMatch(new RegExp(`gateway: ${one}/m1: no chunk for 1 s`));
+    await waitFor(() => heard.some((data) => String(data).startsWith(`gateway: ${one}/m1: no chunk for 1 s`)), { what: 'the MCP client to hear of the stall', timeoutMs: 5_000 });
+    await transport.terminateSession().catch(() => undefined);
+    await mcp.close();
   });
 
   it('accepts a positive idle_timeout_seconds and refuses a non-numeric or non-positive one with 503 gateway_config naming it', async () => {

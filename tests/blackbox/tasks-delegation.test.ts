@@ -5,7 +5,8 @@
  * loopback. Covers:
  * - a real task: a failing unit test; the model reads the file, edits it, runs the test with bash,
  *   sees it pass and answers; the file changed, the test passes, the state is completed, the
- *   token totals are the usage the server sent, the gateway counted the same;
+ *   token totals are the usage the server sent, the gateway counted the same, and check_task
+ *   reports its cost at the config's price;
  * - ask: the orchestrator (an SDK client through a bridge, declaring claude/channel) gets the
  *   question as progress on run_task's stream and as a channel notification; check_task says
  *   waiting with the options; reply_task resumes; the next model request carries the answer;
@@ -15,7 +16,7 @@
  * - honest states: max_turns, a tool loop, an unreachable model, a cancel — each its own state.
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -64,6 +65,9 @@ describe('delegating a task to the executor through the gateway', () => {
     const repo = await checkout({ 'calc.mjs': CALC, 'calc.test.mjs': CALC_TEST });
     await expect(run(process.execPath, ['calc.test.mjs'], { cwd: repo.root })).rejects.toThrow();
     await writeGatewayConfig(repo.root, { scripted: { api, models: ['cheap-1'] } });
+    const configPath = join(repo.root, '.ai/local/executor.yaml');
+    const priced = { ...JSON.parse(await readFile(configPath, 'utf8')), prices: { currency: 'USD', models: { 'scripted/*': { input_per_million: 1.5, output_per_million: 6 } } } };
+    await writeFile(configPath, JSON.stringify(priced));
     const owner = await scene.client(repo.root);
 
     const state = await task(owner.client, 'run_task', { task: 'Fix add() in calc.mjs so that calc.test.mjs passes; run the test.', wait: true, timeout_seconds: 150 });
@@ -86,6 +90,8 @@ describe('delegating a task to the executor through the gateway', () => {
     // The gateway counted the same requests for this task and its provider.
     const checked = await task(owner.client, 'check_task', { task_id: state.task_id });
     expect(checked).toMatchObject({ status: 'completed', gateway: { requests: 4, prompt_tokens: 520, completion_tokens: 40, failovers: 0 } });
+    // Priced at 1.5 in and 6 out per million: 520 * 1.5 + 40 * 6 = 1,020 millionths.
+    expect(checked.gateway).toMatchObject({ priced_requests: 4, cost: 0.00102, currency: 'USD', by_provider: { scripted: { cost: 0.00102 } } });
     const usage = (await callTool(owner.client, 'majordomus_usage')).structured as { providers: Record<string, { requests: number; prompt_tokens: number }> };
     expect(usage.providers.scripted).toMatchObject({ requests: 4, prompt_tokens: 520 });
   });

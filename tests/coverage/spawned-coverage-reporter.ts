@@ -64,7 +64,7 @@ export class SpawnedCoverageReporter implements Reporter {
 
     const lines = [
       '',
-      `Coverage of src/ and workers/ (%), in-process tests plus ${spawned.processes} spawned processes` +
+      `Coverage of src/ and workers/ (%), in-process tests plus ${spawned.processes} spawned processes${spawned.unreadable > 0 ? ` (${spawned.unreadable} coverage files cut short by a killed process left out)` : ''}` +
         ` (added in ${((performance.now() - started) / 1000).toFixed(1)} s):`,
       ...folderTable(map, root),
     ];

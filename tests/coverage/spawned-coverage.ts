@@ -31,12 +31,16 @@ export interface SpawnedCoverage {
   files: Map<string, FileCoverageData>;
   /** Processes that ran the executable and exited normally (one coverage file each). */
   processes: number;
+  /** Coverage files cut short (a process killed while writing it) and left out. */
+  unreadable: number;
 }
 
 /** What one worker thread answers: the sum of its share of the files. */
 interface PartialSum {
   merged: ProcessCov;
   processes: number;
+  /** Files cut short: a process killed while node wrote its coverage at exit. */
+  unreadable: number;
 }
 
 /**
@@ -49,14 +53,21 @@ const { parentPort, workerData } = require('node:worker_threads');
 const { mergeProcessCovs } = require(workerData.mergeModule);
 let merged = { result: [] };
 let processes = 0;
+let unreadable = 0;
 for (const file of workerData.files) {
-  const written = JSON.parse(readFileSync(file, 'utf8'));
+  let written;
+  try {
+    written = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    unreadable += 1;
+    continue;
+  }
   const result = written.result.filter((script) => workerData.prefixes.some((prefix) => script.url.startsWith(prefix)));
   if (result.length === 0) continue;
   processes += 1;
   merged = mergeProcessCovs([merged, { result }]);
 }
-parentPort.postMessage({ merged, processes });
+parentPort.postMessage({ merged, processes, unreadable });
 `;
 
 function sumInWorker(files: readonly string[], prefixes: readonly string[]): Promise<PartialSum> {
@@ -80,6 +91,7 @@ export async function readSpawnedCoverage(dir: string, root: string): Promise<Sp
   const sums = await Promise.all(shares.map((share) => sumInWorker(share, prefixes)));
   const merged = mergeProcessCovs(sums.map((sum) => sum.merged));
   const processes = sums.reduce((total, sum) => total + sum.processes, 0);
+  const unreadable = sums.reduce((total, sum) => total + sum.unreadable, 0);
 
   const files = new Map<string, FileCoverageData>();
   for (const script of merged.result) {
@@ -97,5 +109,5 @@ export async function readSpawnedCoverage(dir: string, root: string): Promise<Sp
       files.set(source, ('data' in coverage ? coverage.data : coverage) as FileCoverageData);
     }
   }
-  return { files, processes };
+  return { files, processes, unreadable };
 }

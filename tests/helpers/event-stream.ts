@@ -53,10 +53,15 @@ export function openEventStream(options: EventStreamRequest): Promise<EventStrea
   });
 }
 
-/** The JSON-RPC messages of the `message` events in an SSE text, in order. */
+/** The JSON-RPC messages of the `message` events in an SSE text (an `id` line before them or not), in order. */
 export function sseMessages(text: string): any[] {
   return text
     .split('\n\n')
-    .filter((event) => /^event: message\ndata: /.test(event))
+    .filter((event) => /^(?:id: [^\n]*\n)?event: message\ndata: /.test(event))
     .map((event) => JSON.parse(event.slice(event.indexOf('data: ') + 'data: '.length)));
+}
+
+/** The `id` of every event in an SSE text, in order (a priming event's too). */
+export function sseIds(text: string): string[] {
+  return [...text.matchAll(/^id: (.*)$/gm)].map((match) => match[1] as string);
 }

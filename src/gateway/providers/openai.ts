@@ -56,6 +56,14 @@ export const openaiProvider: ProviderKind = {
   request(target: ProviderTarget, call: UpstreamCall): UpstreamRequest {
     const body: Record<string, unknown> = { ...call.body, model: call.model };
     if (call.reasoningEffort !== null) body.reasoning_effort = call.reasoningEffort;
+    // Claude Code asks for up to 128k output tokens; many providers refuse more than their own limit.
+    const cap = target.maxOutputTokens;
+    if (cap !== null) {
+      for (const field of ['max_tokens', 'max_completion_tokens']) {
+        const asked = body[field];
+        if (typeof asked === 'number' && asked > cap) body[field] = cap;
+      }
+    }
     // Asked for whatever the client said: the gateway counts every stream's tokens.
     if (call.stream) body.stream_options = { ...(isRecord(call.body.stream_options) ? call.body.stream_options : {}), include_usage: true };
     const headers: Record<string, string> = {

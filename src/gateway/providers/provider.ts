@@ -4,7 +4,9 @@
  * tokens of a whole one, the usage and errors inside a streamed one. One module per kind implements
  * it (openai.ts: OpenAI-compatible chat completions) and providers/index.ts names the kinds the
  * config may choose; nothing else in the gateway knows a provider's paths, headers, error bodies or
- * stream chunks.
+ * stream chunks. Whatever a kind speaks upstream, its answers are chat completions (whole, or SSE
+ * chunks ending with a usage chunk): that is what the client-facing fronts (../front.ts) pass on or
+ * translate.
  *
  * Shared by every kind, and so not here: the HTTP transport (../upstream.ts: kept-alive agents,
  * the first-byte timeout, connection failures) and the `text/event-stream` framing of a streamed
@@ -25,6 +27,8 @@ export interface ProviderTarget {
   readonly baseUrl: string;
   /** The key read from the provider's `api_key_env`; null when it needs none. */
   readonly apiKey: string | null;
+  /** `max_output_tokens`: a request asking for more output is lowered to it; null: no cap. */
+  readonly maxOutputTokens: number | null;
 }
 
 /** One attempt: the client's request, sent to one entry of its chain. */

@@ -7,6 +7,7 @@
  * - an empty or missing folder gives no file and no process.
  */
 import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -53,7 +54,13 @@ describe('readSpawnedCoverage', () => {
 
   it('finds nothing in an empty folder or a missing one', async () => {
     const empty = await tempDir();
-    expect(await readSpawnedCoverage(empty, PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0 });
-    expect(await readSpawnedCoverage(join(empty, 'missing'), PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0 });
+    expect(await readSpawnedCoverage(empty, PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0, unreadable: 0 });
+    expect(await readSpawnedCoverage(join(empty, 'missing'), PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0, unreadable: 0 });
+  });
+
+  it('leaves out a coverage file cut short by a killed process, and counts it', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'coverage-1-2-3.json'), '{"result": [{"scriptId": "1", "url": "file:///');
+    expect(await readSpawnedCoverage(dir, PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0, unreadable: 1 });
   });
 });

@@ -35,7 +35,9 @@ describe('parsing executor.yaml', () => {
       { provider: 'hosted', model: 'm-large', reasoningEffort: 'low' },
     ]);
     expect(config.retryAfterBudgetMs).toBe(5_000);
-    expect(config.gatewayKey).toBeNull();
+    expect(config.keys).toEqual([]);
+    expect(config.prices).toBeNull();
+    expect(config.claudeModels).toBe('chain');
   });
 
   it('keeps a provider whose key variable is unset or empty, not configured', () => {

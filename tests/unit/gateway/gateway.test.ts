@@ -4,7 +4,8 @@
  * sums per provider and per task; how a stream waits for a slow client (backpressure) and still
  * forwards every byte, its idle limit paused meanwhile; how a stream whose provider goes silent
  * ends with an `upstream_idle` event, after an event cut anywhere, freeing the slot and reporting
- * the failure.
+ * the failure; how a stream for an Anthropic client is translated at the client's pace and ends,
+ * when its provider goes silent, with Anthropic's `error` event.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -43,20 +44,22 @@ async function modelApi(...args: Parameters<typeof startModelApi>): Promise<Mode
   return api;
 }
 
-function chatRequest(body: unknown, task = ''): HttpRequest {
+function chatRequest(body: unknown, task = '', path = '/v1/chat/completions'): HttpRequest {
   return {
     method: 'POST',
-    path: '/v1/chat/completions',
+    path,
     query: '',
     host: '127.0.0.1',
     origin: '',
     authorization: `Bearer ${TOKEN}`,
+    apiKey: '',
     contentType: 'application/json',
     accept: '',
     sessionId: '',
     peerHint: '',
     spawnDepth: '',
     clientPids: '',
+    lastEventId: '',
     task,
     body: Buffer.from(JSON.stringify(body)),
     signal: new AbortController().signal,
@@ -126,9 +129,9 @@ describe('usage', () => {
     await drain(await gateway.handle(chatRequest({ model: 'b/mb', messages: [] })));
     await waitFor(() => records.length === 3, { what: 'three usage records' });
     expect(records).toEqual([
-      { task: 'task-1', provider: 'b', model: 'mb', prompt_tokens: 7, completion_tokens: 3, failovers: 1, ok: true },
-      { task: 'task-1', provider: 'b', model: 'mb', prompt_tokens: 11, completion_tokens: 4, failovers: 1, ok: true },
-      { task: null, provider: 'b', model: 'mb', prompt_tokens: 1, completion_tokens: 1, failovers: 0, ok: true },
+      { task: 'task-1', key: 'lease', provider: 'b', model: 'mb', prompt_tokens: 7, completion_tokens: 3, failovers: 1, ok: true, charge: null },
+      { task: 'task-1', key: 'lease', provider: 'b', model: 'mb', prompt_tokens: 11, completion_tokens: 4, failovers: 1, ok: true, charge: null },
+      { task: null, key: 'lease', provider: 'b', model: 'mb', prompt_tokens: 1, completion_tokens: 1, failovers: 0, ok: true, charge: null },
     ]);
     expect(table.snapshot()).toMatchObject({
       providers: { b: { requests: 3, failed: 0, prompt_tokens: 19, completion_tokens: 8, failovers: 2 } },
@@ -143,7 +146,7 @@ describe('usage', () => {
     const gateway = await gatewayFor(`providers:\n  a: {base_url: ${failing.url}/v1, models: [ma]}\n`, (record) => records.push(record));
     const reply = await gateway.handle(chatRequest({ model: 'ma', messages: [] }, 'task-2'));
     expect(reply.status).toBe(502);
-    expect(records).toEqual([{ task: 'task-2', provider: 'a', model: 'ma', prompt_tokens: 0, completion_tokens: 0, failovers: 1, ok: false }]);
+    expect(records).toEqual([{ task: 'task-2', key: 'lease', provider: 'a', model: 'ma', prompt_tokens: 0, completion_tokens: 0, failovers: 1, ok: false, charge: null }]);
   });
 });
 
@@ -237,7 +240,7 @@ describe('streams and slow clients', () => {
     expect(text).toBe(`data: {"n":1}\n\ndata: {"n":\n\n${event}`);
     expect(idleMessage({ provider: 'a', model: 'ma', reasoningEffort: null }, 200)).toContain('a/ma sent nothing for 0.2 s');
     await provider.closed; // the upstream request was aborted
-    expect(records).toEqual([{ task: 'task-idle', provider: 'a', model: 'ma', prompt_tokens: 0, completion_tokens: 0, failovers: 0, ok: false }]);
+    expect(records).toEqual([{ task: 'task-idle', key: 'lease', provider: 'a', model: 'ma', prompt_tokens: 0, completion_tokens: 0, failovers: 0, ok: false, charge: null }]);
     // The one slot is free again: with no queue, a held slot would be refused as busy.
     const next = await gateway.handle(chatRequest({ model: 'ma', messages: [], stream: true }));
     expect(next.status).toBe(200);
@@ -258,5 +261,33 @@ describe('streams and slow clients', () => {
     sink.writable?.();
     expect(await sink.ended).toBe('end');
     expect(Buffer.concat(sink.pieces).toString('utf8')).toBe(pieces.join(''));
+  });
+
+  it('translates a stream for an Anthropic client at the client\'s pace, and ends one whose provider goes silent with an Anthropic error event', async () => {
+    const chunk = (delta: object): string => `data: ${JSON.stringify({ id: 'c', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+    const provider = await streamingProvider([chunk({ content: 'one ' }), chunk({ content: 'two' })], 10, 'stall');
+    const gateway = await gatewayFor(`providers:\n  a: {base_url: ${provider.url}/v1, models: [ma], idle_timeout_seconds: 0.2}\n`, () => undefined);
+    const reply = await gateway.handle(chatRequest({ model: 'ma', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], stream: true }, '', '/v1/messages'));
+    if (!isStreamed(reply)) throw new Error(`expected a stream, got ${reply.status}`);
+    expect(reply.contentType).toMatch(/^text\/event-stream/);
+    const sink = recordingSink();
+    sink.accept = false;
+    reply.start(sink);
+    // Behind after the first translated piece: nothing more until the client catches up.
+    expect(sink.pieces).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(sink.pieces).toHaveLength(1);
+    sink.accept = true;
+    sink.writable?.();
+    expect(await sink.ended).toBe('end');
+    const text = Buffer.concat(sink.pieces).toString('utf8');
+    expect(text.match(/^event: .*$/gm)).toEqual([
+      'event: message_start',
+      'event: content_block_start',
+      'event: content_block_delta',
+      'event: content_block_delta',
+      'event: error',
+    ]);
+    expect(text).toContain(`"error":{"type":"api_error","message":${JSON.stringify(idleMessage({ provider: 'a', model: 'ma', reasoningEffort: null }, 200))},"code":"upstream_idle"}`);
   });
 });

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseGatewayConfigText } from '../../../src/gateway/config.js';
+import { LEASE_CALLER } from '../../../src/gateway/keys.js';
 import { decideRoute, listedModels } from '../../../src/gateway/routing.js';
 
 const config = parseGatewayConfigText(
@@ -21,8 +22,8 @@ const config = parseGatewayConfigText(
 
 describe('routing decisions', () => {
   it('routes an explicit model to exactly one provider, bare or slug/model', () => {
-    expect(decideRoute(config, 'shared')).toEqual({ ok: true, explicit: true, entries: [{ provider: 'local', model: 'shared', reasoningEffort: null }] });
-    expect(decideRoute(config, 'local/qwen3-coder:30b')).toEqual({
+    expect(decideRoute(config, 'shared', LEASE_CALLER)).toEqual({ ok: true, explicit: true, entries: [{ provider: 'local', model: 'shared', reasoningEffort: null }] });
+    expect(decideRoute(config, 'local/qwen3-coder:30b', LEASE_CALLER)).toEqual({
       ok: true,
       explicit: true,
       entries: [{ provider: 'local', model: 'qwen3-coder:30b', reasoningEffort: null }],
@@ -30,7 +31,7 @@ describe('routing decisions', () => {
   });
 
   it('refuses an unknown model naming it and listing only what is available', () => {
-    expect(decideRoute(config, 'gpt-9')).toEqual({
+    expect(decideRoute(config, 'gpt-9', LEASE_CALLER)).toEqual({
       ok: false,
       code: 'model_not_found',
       message: 'the gateway serves no model "gpt-9"; available: local/qwen3-coder:30b, local/shared',
@@ -38,30 +39,30 @@ describe('routing decisions', () => {
   });
 
   it('refuses a model on an unconfigured provider naming its variable', () => {
-    const decision = decideRoute(config, 'hosted/m-large');
+    const decision = decideRoute(config, 'hosted/m-large', LEASE_CALLER);
     expect(decision).toMatchObject({ ok: false, code: 'model_not_found' });
     expect(!decision.ok && decision.message).toContain('HOSTED_KEY is not set');
   });
 
   it('follows the chain without the unconfigured providers', () => {
-    expect(decideRoute(config, null)).toEqual({ ok: true, explicit: false, entries: [{ provider: 'local', model: 'qwen3-coder:30b', reasoningEffort: null }] });
+    expect(decideRoute(config, null, LEASE_CALLER)).toEqual({ ok: true, explicit: false, entries: [{ provider: 'local', model: 'qwen3-coder:30b', reasoningEffort: null }] });
     const withKey = parseGatewayConfigText(
       'providers:\n  hosted: {base_url: https://api.example.com/v1, api_key_env: HOSTED_KEY, models: [m-large]}\nrouting: {priority_models: [{model: m-large, reasoning_effort: high}]}\n',
       'executor.yaml',
       { HOSTED_KEY: 'k' },
     );
-    expect(decideRoute(withKey, null)).toEqual({ ok: true, explicit: false, entries: [{ provider: 'hosted', model: 'm-large', reasoningEffort: 'high' }] });
+    expect(decideRoute(withKey, null, LEASE_CALLER)).toEqual({ ok: true, explicit: false, entries: [{ provider: 'hosted', model: 'm-large', reasoningEffort: 'high' }] });
   });
 
   it('refuses an omitted model when the chain is empty or wholly unconfigured', () => {
     const empty = parseGatewayConfigText('providers: {}\n', 'executor.yaml', {});
-    expect(decideRoute(empty, null)).toMatchObject({ ok: false, code: 'gateway_config', message: expect.stringContaining('priority_models is empty') });
+    expect(decideRoute(empty, null, LEASE_CALLER)).toMatchObject({ ok: false, code: 'gateway_config', message: expect.stringContaining('priority_models is empty') });
     const unconfigured = parseGatewayConfigText(
       'providers:\n  hosted: {base_url: https://api.example.com/v1, api_key_env: HOSTED_KEY, models: [m]}\nrouting: {priority_models: [{model: m}]}\n',
       'executor.yaml',
       {},
     );
-    expect(decideRoute(unconfigured, null)).toMatchObject({ ok: false, code: 'gateway_config', message: expect.stringContaining('unset: HOSTED_KEY') });
+    expect(decideRoute(unconfigured, null, LEASE_CALLER)).toMatchObject({ ok: false, code: 'gateway_config', message: expect.stringContaining('unset: HOSTED_KEY') });
   });
 
   it('lists each model bare once and as slug/model, configured providers only', () => {

@@ -6,7 +6,7 @@
  * - any other loader error is named by its last line (uws.js puts its advice first).
  */
 import { describe, expect, it } from 'vitest';
-import { whyUwsCannotLoad } from '../../../src/http/engine.js';
+import { whyUwsCannotLoad } from '../../../src/platform/uws.js';
 
 const ADVICE = 'This version of uWS.js (v20.51.0) supports only Node.js versions 18, 20, 22 and 23 on (glibc) Linux, macOS and Windows, on Tier 1 platforms (https://github.com/nodejs/node/blob/master/BUILDING.md#platform-list).';
 const major = process.versions.node.split('.')[0];

@@ -25,6 +25,17 @@
  * - GET: 406 not_acceptable without the Accept, 400 session_required, 404 session_not_found; the
  *   stream opens with a comment, carries the peer's notifications and keep-alive comments; a
  *   second GET replaces the first; a client leaving detaches it; DELETE ends it.
+ * (Those of a client before 2025-11-25; a resumable one's, below.)
+ * Resumable streams (a session on 2025-11-25):
+ * - a request (a tool call, a ping) from a client that accepts SSE is a stream, even without a
+ *   progress token; it opens with a priming event (id `1-0`, retry, no data) and each event
+ *   carries its id; without the Accept it is JSON, and initialize always is;
+ * - a client whose connection broke mid-call does not cancel the call: GET with Last-Event-ID
+ *   gets the events after that one — the rest of the progress and the response — then the end;
+ * - the session's GET stream is primed too, and a GET with a Last-Event-ID of it replays what
+ *   came after, as the session's stream;
+ * - a Last-Event-ID the session keeps no stream for → 404 stream_not_found; a client before
+ *   2025-11-25 that sends one just opens its stream.
  */
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
@@ -72,8 +83,10 @@ function bytes(value: unknown): Uint8Array {
   return new TextEncoder().encode(typeof value === 'string' ? value : JSON.stringify(value));
 }
 
-const initialize = (name = 'client', id = 1) =>
-  bytes({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, clientInfo: { name, version: '1.0.0' } } });
+const initialize = (name = 'client', id = 1, protocolVersion = LATEST_PROTOCOL_VERSION) =>
+  bytes({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion, clientInfo: { name, version: '1.0.0' } } });
+/** A protocol version before resumable streams (2025-11-25). */
+const BEFORE_RESUMABLE = '2025-06-18';
 const ping = (id = 2) => bytes({ jsonrpc: '2.0', id, method: 'ping' });
 
 function header(reply: RouteReply, name: string): string | undefined {
@@ -86,8 +99,8 @@ function json(reply: RouteReply): unknown {
 }
 
 /** Opens a session and answers its id and peer id. */
-async function open(endpoint: McpEndpoint, name = 'client', hint = ''): Promise<{ session: string; peer: string }> {
-  const reply = await endpoint.post(initialize(name), '', hint);
+async function open(endpoint: McpEndpoint, name = 'client', hint = '', protocolVersion = LATEST_PROTOCOL_VERSION): Promise<{ session: string; peer: string }> {
+  const reply = await endpoint.post(initialize(name, 1, protocolVersion), '', hint);
   expect(reply.status).toBe(200);
   return { session: header(reply, SESSION_HEADER) ?? '', peer: header(reply, PEER_HEADER) ?? '' };
 }
@@ -294,6 +307,7 @@ function testSink(): TestSink {
     messages: () =>
       sink.text
         .split('\n\n')
+        .map((event) => event.replace(/^id: \d+-\d+\n/, ''))
         .filter((event) => event.startsWith('event: message\ndata: '))
         .map((event) => JSON.parse(event.slice('event: message\ndata: '.length)) as unknown),
     comments: () => [...sink.text.matchAll(/^: (.*)$/gm)].map((m) => m[1] as string),
@@ -330,7 +344,7 @@ function followBackend(): { backend: McpBackend; follows: Follow[] } {
 const follow = (id: number, progressToken?: string | number) =>
   bytes({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'follow', arguments: {}, ...(progressToken === undefined ? {} : { _meta: { progressToken } }) } });
 
-describe('McpEndpoint streams', () => {
+describe('McpEndpoint streams of a client before 2025-11-25', () => {
   function streaming(options: Partial<McpEndpointOptions> = {}) {
     const { backend, follows } = followBackend();
     const endpoint = new McpEndpoint({ backend, idleMs: 60_000, maxSessions: 64, acceptsSessions: () => true, ...options });
@@ -356,7 +370,7 @@ describe('McpEndpoint streams', () => {
 
   it('answers a request that asked for progress as SSE: progress as it comes, the response last, then the end', async () => {
     const { endpoint, follows } = streaming();
-    const { session } = await open(endpoint);
+    const { session } = await open(endpoint, 'client', '', BEFORE_RESUMABLE);
     const reply = streamed(await endpoint.post(follow(4, 'tok'), session, '', true));
     const sink = testSink();
     reply.start(sink);
@@ -375,7 +389,7 @@ describe('McpEndpoint streams', () => {
 
   it('answers as JSON a request from a client that does not accept SSE, one without a token, and initialize', async () => {
     const { endpoint, follows } = streaming();
-    const { session } = await open(endpoint);
+    const { session } = await open(endpoint, 'client', '', BEFORE_RESUMABLE);
     const noAccept = endpoint.post(follow(1, 'tok'), session, '', false);
     const noToken = endpoint.post(follow(2), session, '', true);
     const calls = await started(follows, 2);
@@ -392,7 +406,7 @@ describe('McpEndpoint streams', () => {
 
   it('cancels the request of a stream its client leaves, and writes no response', async () => {
     const { endpoint, follows } = streaming();
-    const { session } = await open(endpoint);
+    const { session } = await open(endpoint, 'client', '', BEFORE_RESUMABLE);
     const sink = testSink();
     streamed(await endpoint.post(follow(6, 1), session, '', true)).start(sink);
     const [call] = await started(follows, 1);
@@ -404,7 +418,7 @@ describe('McpEndpoint streams', () => {
 
   it('answers a cancelled request that waited for JSON with 202 and no body', async () => {
     const { endpoint, follows } = streaming();
-    const { session } = await open(endpoint);
+    const { session } = await open(endpoint, 'client', '', BEFORE_RESUMABLE);
     const waiting = endpoint.post(follow(8), session);
     await started(follows, 1);
     expect(await endpoint.post(bytes({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 8 } }), session)).toEqual({ status: 202, body: '' });
@@ -415,7 +429,7 @@ describe('McpEndpoint streams', () => {
   it('does not expire a session while a request of it is under way; its open stream alone does not keep it, and ends with it', async () => {
     let now = 0;
     const { endpoint, follows } = streaming({ idleMs: 1_000, now: () => now });
-    const { session } = await open(endpoint);
+    const { session } = await open(endpoint, 'client', '', BEFORE_RESUMABLE);
     const waiting = endpoint.post(follow(1), session);
     const [call] = await started(follows, 1);
     now = 5_000;
@@ -444,7 +458,7 @@ describe('McpEndpoint streams', () => {
 
   it("opens the session's stream on GET: it carries the peer's notifications and keep-alives until DELETE ends it", async () => {
     const { endpoint } = streaming({ keepAliveMs: 20 });
-    const { session, peer } = await open(endpoint);
+    const { session, peer } = await open(endpoint, 'client', '', BEFORE_RESUMABLE);
     const sink = testSink();
     streamed(endpoint.openStream(session, true)).start(sink);
     expect(sink.comments()).toEqual(['the session stream is open']);
@@ -458,7 +472,7 @@ describe('McpEndpoint streams', () => {
 
   it('replaces the stream on a second GET, and detaches a stream whose client left', async () => {
     const { endpoint } = streaming();
-    const { session, peer } = await open(endpoint);
+    const { session, peer } = await open(endpoint, 'client', '', BEFORE_RESUMABLE);
     const first = testSink();
     const second = testSink();
     streamed(endpoint.openStream(session, true)).start(first);
@@ -473,3 +487,100 @@ describe('McpEndpoint streams', () => {
   });
 });
 
+describe('McpEndpoint resumable streams (2025-11-25)', () => {
+  function streaming(options: Partial<McpEndpointOptions> = {}) {
+    const { backend, follows } = followBackend();
+    const endpoint = new McpEndpoint({ backend, idleMs: 60_000, maxSessions: 64, acceptsSessions: () => true, ...options });
+    return { endpoint, follows };
+  }
+  const started = async (follows: Follow[], count: number): Promise<Follow[]> => {
+    await waitFor(() => follows.length >= count, { timeoutMs: 2_000, what: `${count} call(s) to start` });
+    return follows;
+  };
+  const ids = (sink: TestSink): string[] => [...sink.text.matchAll(/^id: (.*)$/gm)].map((m) => m[1] as string);
+
+  it('answers a tool call and a ping as primed streams whose events carry ids, and a call without the Accept as JSON', async () => {
+    const { endpoint, follows } = streaming();
+    const { session } = await open(endpoint);
+    const sink = testSink();
+    streamed(await endpoint.post(follow(5), session, '', true)).start(sink);
+    expect(sink.text).toBe('id: 1-0\nretry: 1000\ndata: \n\n');
+    const [call] = await started(follows, 1);
+    call?.finish({ done: true });
+    await waitFor(() => sink.ended, { timeoutMs: 2_000, what: 'the stream to end' });
+    expect(ids(sink)).toEqual(['1-0', '1-1']);
+    expect(sink.messages()).toEqual([{ jsonrpc: '2.0', id: 5, result: { content: [{ type: 'text', text: '{"done":true}' }], structuredContent: { done: true } } }]);
+    const pinged = testSink();
+    streamed(await endpoint.post(ping(6), session, '', true)).start(pinged);
+    await waitFor(() => pinged.ended, { timeoutMs: 2_000, what: 'the ping stream to end' });
+    expect(ids(pinged)).toEqual(['2-0', '2-1']);
+    expect(pinged.messages()).toEqual([{ jsonrpc: '2.0', id: 6, result: {} }]);
+    const plain = endpoint.post(follow(7), session, '', false);
+    (await started(follows, 2))[1]?.finish({ n: 7 });
+    expect(json(await plain)).toMatchObject({ id: 7, result: { structuredContent: { n: 7 } } });
+  });
+
+  it('goes on with a call whose connection broke, and resumes it on GET with Last-Event-ID: the rest, the response, the end', async () => {
+    const { endpoint, follows } = streaming();
+    const { session } = await open(endpoint);
+    const first = testSink();
+    streamed(await endpoint.post(follow(8, 'tok'), session, '', true)).start(first);
+    const [call] = await started(follows, 1);
+    call?.call?.onProgress?.('one');
+    first.leave();
+    call?.call?.onProgress?.('two');
+    expect(call?.call?.signal?.aborted).toBe(false);
+    expect(ids(first)).toEqual(['1-0', '1-1']);
+
+    const resumed = testSink();
+    streamed(endpoint.openStream(session, true, '1-1')).start(resumed);
+    expect(ids(resumed)).toEqual(['1-2']);
+    call?.finish({ lines: 2 });
+    await waitFor(() => resumed.ended, { timeoutMs: 2_000, what: 'the resumed stream to end' });
+    expect(ids(resumed)).toEqual(['1-2', '1-3']);
+    expect(resumed.messages()).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok', progress: 2, message: 'two' } },
+      expect.objectContaining({ id: 8, result: expect.objectContaining({ structuredContent: { lines: 2 } }) }),
+    ]);
+    // Ended, the stream stays replayable for the window: the response once more.
+    const again = testSink();
+    streamed(endpoint.openStream(session, true, '1-2')).start(again);
+    expect(ids(again)).toEqual(['1-3']);
+    expect(again.ended).toBe(true);
+  });
+
+  it("primes the session's GET stream and replays what came after a Last-Event-ID of it, as the session's stream", async () => {
+    const { endpoint } = streaming();
+    const { session, peer } = await open(endpoint);
+    const first = testSink();
+    streamed(endpoint.openStream(session, true)).start(first);
+    expect(ids(first)).toEqual(['0-0']);
+    endpoint.notifyPeer(peer, 'notifications/resources/list_changed');
+    endpoint.notifyPeer(peer, 'notifications/message', { level: 'warning', data: 'x' });
+    expect(ids(first)).toEqual(['0-0', '0-1', '0-2']);
+    first.leave();
+
+    const resumed = testSink();
+    streamed(endpoint.openStream(session, true, '0-1')).start(resumed);
+    expect(ids(resumed)).toEqual(['0-2']);
+    expect(endpoint.notifyPeer(peer, 'notifications/message', { n: 3 })).toBe(true);
+    expect(ids(resumed)).toEqual(['0-2', '0-3']);
+    expect(resumed.ended).toBe(false);
+    expect(endpoint.delete(session).status).toBe(204);
+    expect(resumed.ended).toBe(true);
+  });
+
+  it('refuses a Last-Event-ID the session keeps no stream for with 404 stream_not_found; a client before 2025-11-25 just opens its stream', async () => {
+    const { endpoint } = streaming();
+    const { session } = await open(endpoint);
+    for (const id of ['7-1', '0-99', 'junk', '1-0']) {
+      const reply = endpoint.openStream(session, true, id);
+      expect([reply.status, (json(reply) as { error: { code: string } }).error.code]).toEqual([404, 'stream_not_found']);
+    }
+    const older = await open(endpoint, 'older', '', BEFORE_RESUMABLE);
+    const sink = testSink();
+    streamed(endpoint.openStream(older.session, true, '0-0')).start(sink);
+    expect(sink.comments()).toEqual(['the session stream is open']);
+    expect(ids(sink)).toEqual([]);
+  });
+});

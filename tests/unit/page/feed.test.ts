@@ -9,6 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CLOSE, LiveFeed, MAX_PAGE_SOCKETS, type LiveConnection, type LiveSocket } from '../../../src/page/feed.js';
 import type { PageHarnessState, PageHostState } from '../../../src/page/state.js';
 import { waitFor } from '../../helpers/wait.js';
+import { pageUsage } from '../../../src/page/harness-state.js';
+import { UsageTable } from '../../../src/tasks/usage.js';
 
 const TOKEN = 'a'.repeat(32);
 
@@ -57,7 +59,7 @@ function setup(options: { slowHost?: () => Promise<void> } = {}) {
     },
     harness: async (): Promise<PageHarnessState> => {
       calls.harness += 1;
-      return { sessions: [], tasks: [] };
+      return { sessions: [], tasks: [], usage: pageUsage(new UsageTable().snapshot()) };
     },
     coalesceMs: 5,
   });

@@ -14,6 +14,8 @@
  *   character split between its bytes;
  * - comments (keep-alives) and events of another type are skipped; several data lines are joined
  *   with LF; an event the stream ends before its blank line is dropped;
+ * - a priming event (an id, a retry and empty data: MCP 2025-11-25's resumable streams) is no
+ *   message and is skipped; the events after it carry on;
  * - chunked data split inside a size line, inside the data and inside the CRLFs is decoded whole,
  *   and the decoder says it is done at the last chunk; a malformed size line is refused.
  */
@@ -166,6 +168,13 @@ describe('SseReader', () => {
       }
       expect(readAll(pieces).seen).toEqual(EXPECTED);
     }
+  });
+});
+
+describe('SseReader and resumable streams', () => {
+  it('skips a priming event (id, retry, empty data) and hands on the events after it', () => {
+    const { seen } = readAll([Buffer.from('id: 1-0\nretry: 1000\ndata: \n\nid: 1-1\nevent: message\ndata: {"id":1}\n\n', 'utf8')]);
+    expect(seen).toEqual(['{"id":1}']);
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * The OpenAI-compatible provider kind, alone: the request it builds for one attempt (path, headers,
  * the model, the chain's reasoning effort, usage asked for in a stream); how it judges an answer's
- * head (429 with its Retry-After and 5xx fail over, the rest is forwarded); the message it quotes
+ * head (429 with its Retry-After and 5xx fail over, the rest is forwarded); a max_tokens above the
+ * provider's max_output_tokens lowered to it; the message it quotes
  * from an error body; the tokens of a whole answer; and, fed through the one SSE parser, the usage
  * chunk of a stream however the reads cut it and an error chunk inside it.
  */
@@ -9,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { openaiProvider } from '../../../../src/gateway/providers/openai.js';
 import { SseParser } from '../../../../src/platform/sse.js';
 
-const target = { baseUrl: 'http://127.0.0.1:11434/v1', apiKey: null };
+const target = { baseUrl: 'http://127.0.0.1:11434/v1', apiKey: null, maxOutputTokens: null };
 
 describe('the OpenAI-compatible provider kind', () => {
   it('posts the client body to <base_url>/chat/completions with its own model name, the effort and usage asked for', () => {
@@ -30,6 +31,15 @@ describe('the OpenAI-compatible provider kind', () => {
     const whole = openaiProvider.request(target, { body: { messages: [] }, stream: false, model: 'm2', reasoningEffort: null });
     expect(whole.headers).toEqual({ 'content-type': 'application/json', accept: 'application/json' });
     expect(JSON.parse(Buffer.from(whole.body).toString('utf8'))).toEqual({ messages: [], model: 'm2' });
+  });
+
+  it('lowers a max_tokens (or max_completion_tokens) above the provider\'s max_output_tokens, and leaves a smaller one', () => {
+    const sent = (body: Record<string, unknown>): unknown =>
+      JSON.parse(Buffer.from(openaiProvider.request({ ...target, maxOutputTokens: 8192 }, { body, stream: false, model: 'm', reasoningEffort: null }).body).toString('utf8'));
+    expect(sent({ messages: [], max_tokens: 128_000 })).toMatchObject({ max_tokens: 8192 });
+    expect(sent({ messages: [], max_completion_tokens: 9000 })).toMatchObject({ max_completion_tokens: 8192 });
+    expect(sent({ messages: [], max_tokens: 100 })).toMatchObject({ max_tokens: 100 });
+    expect(sent({ messages: [] })).toEqual({ messages: [], model: 'm' });
   });
 
   it('fails over on a 429 (cooling for its Retry-After, seconds or a date) and on a 5xx, and forwards the rest', () => {
