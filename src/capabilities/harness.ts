@@ -19,17 +19,27 @@ import {
   SessionListSchema,
   SessionStatusSchema,
 } from '../harness/schemas.js';
+import { RESOURCE_PARTS, SESSION_PART_URI_TEMPLATE, SESSION_URI_TEMPLATE, SESSIONS_URI, TURN_PART_URI_TEMPLATE } from '../harness/resource-uris.js';
 
 const sessionId = z.string().max(64).describe('The session handle spawn answered (a UUID).');
 const text = (max: number) => z.string().min(1).max(max);
 const waitSeconds = z.number().int().min(1).max(3600);
+
+/** One overlay of the profile: `{model: "opus"}`; only model, effort and mode are allowed. */
+const overlay = z.record(z.string().max(64), z.string().max(200));
+const withConfig = z
+  .union([z.array(overlay).max(16), overlay])
+  .optional()
+  .describe(
+    'Overlays of the profile for this session, as hyprpilot takes them: a list of objects folded in order, the later winning ([{"model": "opus"}, {"effort": "high"}]); one object is read as a list of one. Only model, effort and mode.',
+  );
 
 const launchFields = {
   prompt: z.string().max(MAX_PROMPT_BYTES).optional().describe('What the agent should do (exactly one of prompt and file).'),
   file: text(4096).optional().describe('A file inside the checkout (relative to its root) holding the prompt.'),
   mode: text(100).optional().describe('The agent\'s mode (claude: permission mode; codex: sandbox; gemini: approval mode; opencode: agent).'),
   wait: z.boolean().optional().describe('Wait for the turn to end, streaming each transcript line as a progress notification.'),
-  timeout_seconds: waitSeconds.optional().describe('How long wait waits (default 120 s); the turn goes on after it.'),
+  timeout_seconds: waitSeconds.optional().describe('How long wait waits (default 45 s); the turn goes on after it.'),
 };
 
 export const listProfiles = capability({
@@ -56,7 +66,7 @@ export const spawnSession = capability({
       profile: text(200),
       ...launchFields,
       cwd: text(4096).optional().describe('Working directory relative to the checkout\'s root (default: the profile\'s, else the root).'),
-      with_config: z.record(z.string().max(64), z.string().max(200)).optional().describe('Overrides of model, effort and mode only.'),
+      with_config: withConfig,
       args: z.array(z.string().max(4096)).max(64).optional().describe('Extra CLI arguments, appended to the profile\'s.'),
     })
     .strict(),
@@ -90,7 +100,7 @@ export const listSessions = capability({
   description: 'Every agent session of the checkout, running ones first, then the most recent.',
   input: z.object({}).strict(),
   output: SessionListSchema,
-  exposure: { mcp: { tool: 'majordomus_session_list', resource: 'majordomus://sessions' }, http: { method: 'GET', path: '/api/v1/harness/sessions' } },
+  exposure: { mcp: { tool: 'majordomus_session_list', resource: SESSIONS_URI }, http: { method: 'GET', path: '/api/v1/harness/sessions' } },
   stability: 'experimental',
   reads: 'harness',
   guidance: 'See every session (yours and other peers\') with {tool}.',
@@ -101,10 +111,10 @@ export const sessionStatus = capability({
   id: 'harness.session_status',
   kind: 'query',
   title: 'Session status',
-  description: 'The state of a session\'s turn (the latest by default) and of all its turns.',
+  description: 'The state of a session\'s turn (the latest by default), its files, and every turn with its outcome and the URI of its result; the cheap poll (it reads no transcript).',
   input: z.object({ session: sessionId, turn: z.number().int().min(1).optional() }).strict(),
   output: SessionStatusSchema,
-  exposure: { mcp: { tool: 'majordomus_session_status' }, http: { method: 'GET', path: '/api/v1/harness/sessions/status' } },
+  exposure: { mcp: { tool: 'majordomus_session_status', resource: SESSION_URI_TEMPLATE }, http: { method: 'GET', path: '/api/v1/harness/sessions/status' } },
   stability: 'experimental',
   reads: 'harness',
   handler: (input, { harness }) => harness.status(input),
@@ -151,12 +161,28 @@ export const sessionResource = capability({
   kind: 'query',
   title: 'A session resource',
   description: 'One part of a session: its status (JSON), its result (the answer, or error: why), its latest transcript, or its stderr.',
-  input: z.object({ session: sessionId, part: z.enum(['status', 'result', 'transcript', 'stderr']) }).strict(),
+  input: z.object({ session: sessionId, part: z.enum(RESOURCE_PARTS) }).strict(),
   output: ResourceAnswerSchema,
-  exposure: { mcp: { resource: 'majordomus://sessions/{session}/{part}' }, http: { method: 'GET', path: '/api/v1/harness/sessions/resource' } },
+  exposure: { mcp: { resource: SESSION_PART_URI_TEMPLATE }, http: { method: 'GET', path: '/api/v1/harness/sessions/resource' } },
   stability: 'experimental',
   reads: 'harness',
   handler: (input, { harness }) => harness.resource(input),
+});
+
+/** A turn number as a URI segment (`…/turns/2/result`) or a number (REST, JSON). */
+const turnNumber = z.union([z.int().min(1).max(999_999), z.string().max(6).regex(/^[1-9][0-9]*$/)]).describe('A turn of the session, 1-based.');
+
+export const turnResource = capability({
+  id: 'harness.turn_resource',
+  kind: 'query',
+  title: 'A turn\'s resource',
+  description: 'One part of one turn of a session: its status (JSON, with that turn\'s files), its result, its transcript, or its stderr. An earlier turn\'s never change once it ended.',
+  input: z.object({ session: sessionId, turn: turnNumber, part: z.enum(RESOURCE_PARTS) }).strict(),
+  output: ResourceAnswerSchema,
+  exposure: { mcp: { resource: TURN_PART_URI_TEMPLATE }, http: { method: 'GET', path: '/api/v1/harness/sessions/turns/resource' } },
+  stability: 'experimental',
+  reads: 'harness',
+  handler: (input, { harness }) => harness.resource({ ...input, turn: Number(input.turn) }),
 });
 
 export const HARNESS_CAPABILITIES: readonly CapabilityDescriptor[] = Object.freeze([
@@ -168,4 +194,5 @@ export const HARNESS_CAPABILITIES: readonly CapabilityDescriptor[] = Object.free
   readSession,
   killSession,
   sessionResource,
+  turnResource,
 ]);

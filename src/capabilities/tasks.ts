@@ -14,7 +14,7 @@ import { CancelAnswerSchema, TaskStateSchema, UsageSnapshotSchema } from '../tas
 const taskId = z.string().min(1).max(64).describe('The task_id run_task answered.');
 const waitFields = {
   wait: z.boolean().optional().describe('Wait for the turn to end (or to ask), streaming each transcript line as a progress notification.'),
-  timeout_seconds: z.number().int().min(1).max(3600).optional().describe('How long wait waits (default 120 s); the task goes on after it.'),
+  timeout_seconds: z.number().int().min(1).max(3600).optional().describe('How long wait waits (default 45 s); the task goes on after it.'),
 };
 
 export const runTask = capability({

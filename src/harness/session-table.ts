@@ -14,6 +14,7 @@ import type { KillAnswer, SessionList, SessionStatus } from './schemas.js';
 import { latestTurn, type Session, type SessionTurns } from './session.js';
 import type { SessionStore } from './store.js';
 import { stopTurn, type TurnHost } from './turn.js';
+import { turnUri } from './resource-uris.js';
 import { HarnessRefusal } from './types.js';
 
 /** What a harness is made with (by src/runtime/harness-runtime.ts). */
@@ -109,6 +110,7 @@ export class SessionTable implements TurnHost {
   /** Refuses a new running turn when the running ones and the launches under way fill max_live_sessions. */
   checkCapacity(): void {
     const max = this.#policy.limits.maxLiveSessions;
+    if (max === null) return;
     const live = this.liveCount + this.#starting;
     if (live >= max) {
       throw new HarnessRefusal(`spawn refused: ${live} sessions are running, the most the policy allows (max_live_sessions ${max}); wait for one to finish or kill one (session_list, session_kill)`);
@@ -179,7 +181,13 @@ export class SessionTable implements TurnHost {
       transcriptBytes,
       hasResult: (turn.done?.answer ?? turn.parser?.answer ?? null) !== null,
       ...(turn.done?.exitCode === null || turn.done === null ? {} : { exitCode: turn.done.exitCode }),
-      turns: entry.turns.map((t) => ({ turn: t.turn, status: t.status, ...(t.done?.exitCode === null || t.done === null ? {} : { exitCode: t.done.exitCode }) })),
+      files: this.store.turnFiles(this.root, entry.record.session, turn.turn),
+      turns: entry.turns.map((t) => ({
+        turn: t.turn,
+        status: t.status,
+        ...(t.done?.exitCode === null || t.done === null ? {} : { exitCode: t.done.exitCode }),
+        uri: turnUri(entry.record.session, t.turn, 'result'),
+      })),
     };
   }
 

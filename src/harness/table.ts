@@ -85,8 +85,8 @@ export class Harness {
     return this.#table.kill(input);
   }
 
-  /** A session resource: its status, its answer, its transcript or its stderr. */
-  resource(input: { session: string; part: ResourcePart }): Promise<ResourceAnswer> {
+  /** A session resource: its status, its answer, its transcript or its stderr (of the latest turn, or of `turn`). */
+  resource(input: { session: string; part: ResourcePart; turn?: number }): Promise<ResourceAnswer> {
     return sessionResource(this.#table, input);
   }
 

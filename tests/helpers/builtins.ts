@@ -20,6 +20,7 @@ export const BUILTIN_CAPABILITY_IDS = [
   'harness.session_send',
   'harness.session_status',
   'harness.spawn',
+  'harness.turn_resource',
   'health.live',
   'health.ready',
   'messages.ack',
