@@ -52,6 +52,7 @@ export const listProfiles = capability({
   exposure: { mcp: { tool: 'majordomus_list_profiles' }, http: { method: 'GET', path: '/api/v1/harness/profiles' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   guidance: 'Start other agents in this checkout: {tool} shows the profiles you may spawn.',
   handler: (_input, { harness }) => harness.listProfiles(),
 });
@@ -75,6 +76,7 @@ export const spawnSession = capability({
   exposure: { mcp: { tool: 'majordomus_spawn' }, http: { method: 'POST', path: '/api/v1/harness/spawn' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   guidance: 'Spawn one with {tool} {profile, prompt}; every peer of the checkout sees the sessions.',
   handler: (input, { harness, caller }, call) => harness.spawn(input, call, caller),
 });
@@ -90,6 +92,7 @@ export const sendSession = capability({
   exposure: { mcp: { tool: 'majordomus_session_send' }, http: { method: 'POST', path: '/api/v1/harness/sessions/send' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   handler: (input, { harness }, call) => harness.send(input, call),
 });
 
@@ -103,6 +106,7 @@ export const listSessions = capability({
   exposure: { mcp: { tool: 'majordomus_session_list', resource: SESSIONS_URI }, http: { method: 'GET', path: '/api/v1/harness/sessions' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   guidance: 'See every session (yours and other peers\') with {tool}.',
   handler: (_input, { harness }) => harness.list(),
 });
@@ -117,6 +121,7 @@ export const sessionStatus = capability({
   exposure: { mcp: { tool: 'majordomus_session_status', resource: SESSION_URI_TEMPLATE }, http: { method: 'GET', path: '/api/v1/harness/sessions/status' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   handler: (input, { harness }) => harness.status(input),
 });
 
@@ -138,6 +143,7 @@ export const readSession = capability({
   exposure: { mcp: { tool: 'majordomus_session_read' }, http: { method: 'GET', path: '/api/v1/harness/sessions/read' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   guidance: 'Follow a session live with {tool} {session, wait: true}.',
   handler: (input, { harness }, call) => harness.read(input, call),
 });
@@ -153,6 +159,7 @@ export const killSession = capability({
   exposure: { mcp: { tool: 'majordomus_session_kill' }, http: { method: 'POST', path: '/api/v1/harness/sessions/kill' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   handler: (input, { harness }) => harness.kill(input),
 });
 

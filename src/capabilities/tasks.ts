@@ -38,6 +38,7 @@ export const runTask = capability({
   exposure: { mcp: { tool: 'run_task' }, http: { method: 'POST', path: '/api/v1/tasks/run' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   guidance: 'Delegate mechanical work (read, edit, run the tests, fix) to a cheap model with {tool} {task}; you are told when it asks or ends.',
   handler: (input, { tasks, caller }, call) => tasks.run(input, caller, call),
 });
@@ -53,6 +54,7 @@ export const replyTask = capability({
   exposure: { mcp: { tool: 'reply_task' }, http: { method: 'POST', path: '/api/v1/tasks/reply' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   handler: (input, { tasks }, call) => tasks.reply(input, call),
 });
 
@@ -66,6 +68,7 @@ export const checkTask = capability({
   exposure: { mcp: { tool: 'check_task' }, http: { method: 'GET', path: '/api/v1/tasks/check' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   handler: (input, { tasks }) => tasks.check(input),
 });
 
@@ -80,6 +83,7 @@ export const cancelTask = capability({
   exposure: { mcp: { tool: 'cancel_task' }, http: { method: 'POST', path: '/api/v1/tasks/cancel' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   handler: (input, { tasks }) => tasks.cancel(input),
 });
 

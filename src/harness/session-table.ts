@@ -8,6 +8,7 @@ import { floorOfLayer } from '../floor/policy.js';
 import type { Floor } from '../floor/rules.js';
 import type { LayerView } from '../layer/view.js';
 import type { ChildEnv } from '../platform/child-env.js';
+import { processGroupOf } from '../platform/proc.js';
 import { groupAlive, KILL_GRACE_MS } from './process.js';
 import { harnessPolicy, type HarnessPolicy } from './profiles.js';
 import type { KillAnswer, SessionList, SessionStatus } from './schemas.js';
@@ -206,6 +207,26 @@ export class SessionTable implements TurnHost {
     const alive = last.pgid !== null && groupAlive(last.pgid);
     await stopTurn(last, 'killed', this.graceMs);
     return { session: input.session, action: alive ? 'terminated' : 'gone', wasRunning: true };
+  }
+
+  /**
+   * The depth stamped on the running agent whose process group holds one of `pids` (a client's
+   * process chain, nearest first), or null when none is an agent of this table. The server knows
+   * its own agents: a client that never passes `MAJORDOMUS_SPAWN_DEPTH` on to the MCP servers it
+   * starts (Codex passes a fixed set of variables) is still held to its depth.
+   */
+  agentDepthOf(pids: readonly number[]): number | null {
+    const groups = new Map<number, number>();
+    for (const entry of this.#sessions.values()) {
+      const turn = latestTurn(entry);
+      if (turn.status === 'running' && turn.pgid !== null && turn.agentDepth !== null) groups.set(turn.pgid, turn.agentDepth);
+    }
+    if (groups.size === 0) return null;
+    for (const pid of pids) {
+      const depth = groups.get(pid) ?? groups.get(processGroupOf(pid) ?? -1);
+      if (depth !== undefined) return depth;
+    }
+    return null;
   }
 
   /** A session's turns and their files, for the task board; unknown sessions are refused. */

@@ -25,6 +25,8 @@ export interface Turn {
   ended: Promise<void>;
   stderrTail: string;
   promptBytes: number;
+  /** The depth stamped on its agent; null for a turn adopted from disk (it runs nothing). */
+  agentDepth: number | null;
 }
 
 export interface Session {
@@ -69,6 +71,7 @@ export function endedTurn(done: TurnDone): Turn {
     ended: Promise.resolve(),
     stderrTail: '',
     promptBytes: 0,
+    agentDepth: null,
   };
 }
 

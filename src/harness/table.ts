@@ -100,6 +100,11 @@ export class Harness {
     return this.#table.sessionDir(session);
   }
 
+  /** The depth of the running agent a client's process chain belongs to, if this table started it. */
+  agentDepthOf(pids: readonly number[]): number | null {
+    return this.#table.agentDepthOf(pids);
+  }
+
   /** Graceful shutdown: every running group is stopped and its turn recorded as killed. */
   stop(): Promise<void> {
     return this.#table.stop();

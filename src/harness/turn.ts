@@ -46,6 +46,7 @@ export async function startTurn(host: TurnHost, entry: Session, prepared: Prepar
     ended: Promise.resolve(),
     stderrTail: '',
     promptBytes: Buffer.byteLength(prompt),
+    agentDepth: prepared.agentDepth,
   };
   entry.turns.push(turn);
   record.turn = number;

@@ -89,6 +89,7 @@ export class HttpService {
       dispatcher: this.#dispatcher,
       host: this.#host,
       onPeerCount: (count) => (this.#peerCount = count),
+      harness,
     });
     this.#mcp = new McpEndpoint({
       backend: this.#backend,

@@ -32,9 +32,12 @@ export const SPAWN_DEPTH_HEADER = 'Mcp-Spawn-Depth';
 export const CLIENT_PIDS_HEADER = 'Mcp-Client-Pids';
 const MAX_CLIENT_PIDS = 16;
 
-/** A depth header's value, or undefined when absent or not a small whole number. */
-function spawnDepthOf(header: string): number | undefined {
-  return /^\d{1,3}$/.test(header) ? Number(header) : undefined;
+/**
+ * The depth of a client over HTTP: its header's value, else 0 — a client nobody spawned (a bridge
+ * always says, an HTTP client of its own is top-level), never the owner's depth.
+ */
+function spawnDepthOf(header: string): number {
+  return /^\d{1,3}$/.test(header) ? Number(header) : 0;
 }
 
 /** How often an open session stream carries a comment, so nothing on the way thinks it dead. */
@@ -128,10 +131,9 @@ export class McpEndpoint {
         };
       }
       issued = randomUUID();
-      const depth = spawnDepthOf(spawnDepth);
       const session = new McpSession(this.#options.backend, {
         ...(peerHint === '' ? {} : { preferredPeerId: peerHint }),
-        ...(depth === undefined ? {} : { spawnDepth: depth }),
+        spawnDepth: spawnDepthOf(spawnDepth),
         clientPids: parsePids(clientPids, MAX_CLIENT_PIDS),
       });
       open = { session, lastSeen: this.#now(), active: 0, stream: null };

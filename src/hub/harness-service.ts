@@ -109,6 +109,10 @@ export class HarnessService {
     });
   }
 
+  agentDepth(pids: number[]): number | null {
+    return this.#served.harness.agentDepthOf(pids);
+  }
+
   recordUsage(record: UsageRecord): void {
     this.#served.recordUsage(record);
   }

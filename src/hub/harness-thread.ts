@@ -30,6 +30,8 @@ export interface HarnessThread {
   invoke(capabilityId: string, input: unknown, caller: string | null, call?: CallContext): Promise<CallOutcome>;
   /** Hands every notice for a peer to `deliver` until the thread stops. */
   onNotice(deliver: (notice: PeerNotice) => void): void;
+  /** The depth of the running agent a client's process chain belongs to, or null (also when the thread does not answer). */
+  agentDepth(pids: readonly number[]): Promise<number | null>;
   /** Stops every running agent, then the thread. Safe to call twice. */
   stop(): Promise<void>;
   /** Serves a new generation of the layer (profiles, policy); resolves once it does. */
@@ -85,6 +87,7 @@ export async function startHarnessThread(options: HarnessThreadOptions): Promise
     useSnapshot: async (snapshot, generation) => {
       await worker.untilExit(control.useSnapshot(snapshot, generation));
     },
+    agentDepth: (pids) => control.agentDepth([...pids]).catch(() => null),
     onNotice(deliver) {
       const onEvent = (stream: string, data: unknown): void => {
         if (stream === NOTICE_STREAM) deliver(data as PeerNotice);

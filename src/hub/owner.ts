@@ -190,7 +190,7 @@ export class Owner {
 
   /** The owner's own stdio session. */
   session(preferredPeerId: string | null): McpSession {
-    const session = localSession(this.runtime, preferredPeerId);
+    const session = localSession(this.runtime, preferredPeerId, (pids) => this.#harness.agentDepth(pids));
     this.#localSessions.add(session);
     return session;
   }

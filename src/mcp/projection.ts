@@ -29,6 +29,11 @@ export interface ToolTable {
   capabilityOf(name: string): string | undefined;
   /** Capabilities read as resources: fixed URIs (listed) and URI templates (`{name}` segments). */
   resources: ResourceRoute[];
+  /**
+   * The tools that start, drive or read other agents, each with its line of the instructions (if
+   * it has one): a session at the delegation limit is offered none of them.
+   */
+  delegating?: ReadonlyMap<string, string | null>;
 }
 
 export interface ResourceRoute {
@@ -80,12 +85,14 @@ export function toolTable(catalog: CapabilityCatalog): ToolTable {
   const byName = new Map<string, string>();
   const tools: McpTool[] = [];
   const resources: ResourceRoute[] = [];
+  const delegating = new Map<string, string | null>();
   for (const entry of catalog.entries) {
     const uri = entry.exposure.mcp?.resource;
     if (uri !== undefined && entry.kind !== 'resource') resources.push(resourceRoute(uri, entry));
     const name = entry.exposure.mcp?.tool;
     if (name === undefined) continue;
     byName.set(name, entry.id);
+    if (entry.delegation === true) delegating.set(name, entry.guidance?.replaceAll('{tool}', name) ?? null);
     tools.push({
       name,
       title: entry.title,
@@ -96,7 +103,12 @@ export function toolTable(catalog: CapabilityCatalog): ToolTable {
     });
   }
   tools.sort((a, b) => a.name.localeCompare(b.name));
-  return { tools, capabilityOf: (name) => byName.get(name), resources };
+  return { tools, capabilityOf: (name) => byName.get(name), resources, delegating };
+}
+
+/** The tools one session is offered: none of the delegating ones at the delegation limit. */
+export function toolsFor(table: ToolTable, session: { delegates: boolean }): McpTool[] {
+  return session.delegates ? table.tools : table.tools.filter((tool) => !table.delegating?.has(tool.name));
 }
 
 export function resourceOf(object: LayerObject): McpResource {

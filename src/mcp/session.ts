@@ -8,6 +8,11 @@
  * the resources and subscriptions (src/mcp/resources.ts), the notifications tied to no request
  * (src/mcp/notifications.ts), the requests under way (src/mcp/in-flight.ts).
  *
+ * At `initialize` the session decides what it offers: no delegating tool to a client at the
+ * delegation limit (its depth, from `MAJORDOMUS_SPAWN_DEPTH` or its bridge's header, or the
+ * depth the harness stamped on it when it is one of this server's agents, at the policy's
+ * `max_depth`).
+ *
  * Requests run concurrently. A tool call is tracked by its id while it runs: a
  * `notifications/cancelled` naming it (or `close()`) aborts its signal, and a cancelled request is
  * not answered (MCP: the receiver should not respond). A tool call whose `_meta.progressToken` the
@@ -25,7 +30,7 @@ import { initializeResult, readInitialize } from './initialize.js';
 import { SessionStream } from './notifications.js';
 import { isObject, RequestError, type NotificationSink, type Params, type RequestScope } from './request.js';
 import { SessionResources } from './resources.js';
-import { callTool, listTools } from './tools.js';
+import { callTool, listTools, type ToolCaller, type ToolOffer } from './tools.js';
 
 export type { McpBackend } from './backend.js';
 export { progressTokenOf, type NotificationSink } from './request.js';
@@ -48,11 +53,14 @@ export class McpSession {
   #protocolVersion: string | null = null;
   #closed = false;
   readonly #preferredPeerId: string | undefined;
-  readonly #spawnDepth: number | undefined;
+  /** The client's depth: as it said (its environment, its bridge's header), or the harness's for an agent it spawned. */
+  #spawnDepth: number | undefined;
   readonly #clientPids: readonly number[];
   readonly #inFlight = new InFlight();
   readonly #stream = new SessionStream();
   readonly #resources: SessionResources;
+  /** What the session offers, decided at initialize (before it: what the backend says now). */
+  #offer: ToolOffer | null = null;
 
   /**
    * `preferredPeerId`: the identity this client had on a server that is gone (see PeerBoard.join).
@@ -186,9 +194,9 @@ export class McpSession {
       case 'ping':
         return {};
       case 'tools/list':
-        return listTools(this.#backend);
+        return listTools(this.#backend, this.#offered());
       case 'tools/call':
-        return callTool(this.#backend, params, scope, { peerId: this.#peerId, spawnDepth: this.#spawnDepth });
+        return callTool(this.#backend, params, scope, this.#caller(), this.#offered());
       case 'resources/list':
         return this.#resources.list(params);
       case 'resources/templates/list':
@@ -209,6 +217,11 @@ export class McpSession {
     const request = readInitialize(params);
     this.#stream.declare(request.experimental);
     this.#protocolVersion = request.protocolVersion;
+    // An agent this server spawned is at the depth the harness gave it, whatever its client
+    // passed on to majordomus (Codex starts MCP servers with a fixed set of variables).
+    const stamped = await this.#backend.agentDepth?.(this.#clientPids);
+    if (stamped !== undefined && stamped !== null) this.#spawnDepth = Math.max(this.#spawnDepth ?? 0, stamped);
+    this.#offer = this.#decideOffer();
     let instructions: string;
     if (this.#peerId === null) {
       const joined = await this.#backend.join(request.client, this.#preferredPeerId ?? null, this.#clientPids);
@@ -217,6 +230,33 @@ export class McpSession {
     } else {
       instructions = await this.#backend.instructions(this.#peerId);
     }
-    return initializeResult(this.#protocolVersion, instructions);
+    return initializeResult(this.#protocolVersion, this.#withoutWithheldGuidance(instructions));
+  }
+
+  /** What this session offers: its depth against the delegation limit. */
+  #decideOffer(): ToolOffer {
+    const depth = this.#spawnDepth ?? 0;
+    const limit = this.#backend.delegationLimit?.();
+    if (limit === undefined || depth < limit) return { delegates: true, tasks: false };
+    return { delegates: false, tasks: false, withheld: `delegation limit (depth ${depth}, max ${limit})` };
+  }
+
+  #offered(): ToolOffer {
+    this.#offer ??= this.#decideOffer();
+    return this.#offer;
+  }
+
+  #caller(): ToolCaller {
+    return { peerId: this.#peerId, spawnDepth: this.#spawnDepth };
+  }
+
+  /** The instructions without the lines that would point a client at a tool it is not offered. */
+  #withoutWithheldGuidance(instructions: string): string {
+    if (this.#offered().delegates) return instructions;
+    const withheld = new Set([...(this.#backend.tools.delegating?.values() ?? [])].filter((line): line is string => line !== null));
+    return instructions
+      .split('\n')
+      .filter((line) => !withheld.has(line))
+      .join('\n');
   }
 }

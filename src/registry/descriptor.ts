@@ -60,6 +60,11 @@ export interface CapabilityDescriptor<I extends z.ZodType = z.ZodType, O extends
    * the checkout (an agent that talks to its model's API).
    */
   effects?: { destructive?: boolean; openWorld?: boolean };
+  /**
+   * It starts, drives or reads other agents' sessions: a client at the delegation limit (its depth
+   * at the policy's `max_depth`) is not offered it at all, as hyprpilot injects no harness there.
+   */
+  delegation?: boolean;
   /** Wire errors this capability may answer beyond the ones every capability of its kind may. */
   refusals?: readonly WireErrorCode[];
   /**

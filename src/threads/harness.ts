@@ -47,6 +47,8 @@ export interface HarnessControl {
    * session id); the call ends when the thread stops or the caller cancels it.
    */
   changes(): Promise<void>;
+  /** The depth of the running agent whose process chain `pids` is (a client's), or null: see `Harness.agentDepthOf`. */
+  agentDepth(pids: number[]): Promise<number | null>;
 }
 
 /** The RPC event stream of `HarnessControl.changes` (each event a session id). */
@@ -55,4 +57,4 @@ export const CHANGE_STREAM = 'page-change';
 /** The RPC event stream of `HarnessControl.notices` (each event a `PeerNotice`). */
 export const NOTICE_STREAM = 'notice';
 
-export const HARNESS_CONTROL_METHODS = ['invoke', 'stop', 'notices', 'recordUsage', 'useSnapshot', 'pageState', 'changes'] as const satisfies ReadonlyArray<keyof HarnessControl>;
+export const HARNESS_CONTROL_METHODS = ['invoke', 'stop', 'notices', 'recordUsage', 'useSnapshot', 'pageState', 'changes', 'agentDepth'] as const satisfies ReadonlyArray<keyof HarnessControl>;
