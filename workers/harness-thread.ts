@@ -19,6 +19,7 @@ const control: RpcServed<HarnessControl> = {
   invoke: (capabilityId, input, caller, depth, scope) => harness.invoke(capabilityId, input, caller, depth, scope),
   notices: (scope) => harness.notices(scope),
   changes: (scope) => harness.changes(scope),
+  news: (scope) => harness.news(scope),
   agentDepth: async (pids) => harness.agentDepth(pids),
   recordUsage: async (record) => harness.recordUsage(record),
   useSnapshot: async (snapshot, generation) => harness.useSnapshot(snapshot, generation),

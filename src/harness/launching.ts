@@ -112,6 +112,7 @@ async function startSession(table: SessionTable, input: SpawnInput, depth: numbe
   // Listed only once it has a turn: every reader takes a session's latest turn for granted
   // (a session_list while a peer spawned used to fail on the turnless entry).
   table.add(entry);
+  table.turnStarted(record.session, turn.turn);
   return { entry, turn };
 }
 
@@ -157,5 +158,6 @@ export async function sendTurn(table: SessionTable, input: SendInput, call: Call
     entry.launching = null;
     release();
   }
+  table.turnStarted(entry.record.session, turn.turn);
   return { entry, turn, delivery: running ? 'steered' : 'resumed' };
 }

@@ -15,7 +15,7 @@ import type { KillAnswer, SessionList, SessionStatus } from './schemas.js';
 import { latestTurn, type Session, type SessionTurns } from './session.js';
 import type { SessionStore } from './store.js';
 import { stopTurn, type TurnHost } from './turn.js';
-import { turnUri } from './resource-uris.js';
+import { turnUri, urisOfSession, urisOfTurn } from './resource-uris.js';
 import { HarnessRefusal } from './types.js';
 
 /** What a harness is made with (by src/runtime/harness-runtime.ts). */
@@ -32,6 +32,16 @@ export interface HarnessOptions {
   onTurnEnd?: (session: string, turn: number) => void;
   /** Called when a session starts, grows its transcript, ends a turn or goes (the live page). */
   onChange?: (session: string) => void;
+  /** Called when a turn starts or ends and when a session goes: what its readers are to be told. */
+  onNews?: (news: HarnessNews) => void;
+}
+
+/**
+ * What a change means to the readers of sessions, pushed rather than polled: the resource URIs it
+ * changed (a client subscribed to one hears `notifications/resources/updated`).
+ */
+export interface HarnessNews {
+  uris: string[];
 }
 
 /** The sessions by id and the state every part of the harness shares; the parts are handed it. */
@@ -45,6 +55,7 @@ export class SessionTable implements TurnHost {
   readonly graceMs: number;
   readonly #onTurnEnd: HarnessOptions['onTurnEnd'];
   readonly #onChange: HarnessOptions['onChange'];
+  readonly #onNews: HarnessOptions['onNews'];
   readonly #sessions = new Map<string, Session>();
   #layer: LayerView;
   #policy: HarnessPolicy;
@@ -62,6 +73,7 @@ export class SessionTable implements TurnHost {
     this.graceMs = options.killGraceMs ?? KILL_GRACE_MS;
     this.#onTurnEnd = options.onTurnEnd;
     this.#onChange = options.onChange;
+    this.#onNews = options.onNews;
     this.#layer = options.layer;
     this.#policy = harnessPolicy(options.layer);
     this.#floor = floorOfLayer(options.layer);
@@ -143,11 +155,35 @@ export class SessionTable implements TurnHost {
     }
   }
 
+  /** Tells the readers of the session that a turn runs (once the session is listed). */
+  turnStarted(session: string, turn: number): void {
+    this.changed(session);
+    this.#tell({ uris: urisOfTurn(session, turn) });
+  }
+
   /** Tells the turn's end to whoever waits for it, then reaps beyond retention. */
   turnEnded(session: string, turn: number): void {
     this.#onTurnEnd?.(session, turn);
     this.changed(session);
+    this.#tell({ uris: urisOfTurn(session, turn) });
     void this.#reapBeyondRetention();
+  }
+
+  /** Takes a session out of the table (its files go with it): its readers hear that it is gone. */
+  async #drop(entry: Session): Promise<void> {
+    const session = entry.record.session;
+    this.#sessions.delete(session);
+    this.changed(session);
+    this.#tell({ uris: urisOfSession(session, entry.turns.map((t) => t.turn)) });
+    await this.store.remove(session);
+  }
+
+  #tell(news: HarnessNews): void {
+    try {
+      this.#onNews?.(news);
+    } catch {
+      // A listener's failure never stops an agent's turn.
+    }
   }
 
   /** Every session, running ones first, then the latest turn first. */
@@ -199,9 +235,7 @@ export class SessionTable implements TurnHost {
     // Reaping now would remove the directory the next turn is being started in.
     if (entry.launching !== null) throw new HarnessRefusal(`session ${input.session} has a turn starting; kill it once it runs (session_status shows it)`);
     if (last.status !== 'running') {
-      this.#sessions.delete(input.session);
-      this.changed(input.session);
-      await this.store.remove(input.session);
+      await this.#drop(entry);
       return { session: input.session, action: 'reaped', wasRunning: false };
     }
     const alive = last.pgid !== null && groupAlive(last.pgid);
@@ -261,10 +295,6 @@ export class SessionTable implements TurnHost {
     const excess = finished.length - this.#policy.limits.maxSessions;
     if (excess <= 0) return;
     finished.sort((a, b) => (a.turns.at(-1)?.done?.endedAt ?? '').localeCompare(b.turns.at(-1)?.done?.endedAt ?? ''));
-    for (const entry of finished.slice(0, excess)) {
-      this.#sessions.delete(entry.record.session);
-      this.changed(entry.record.session);
-      await this.store.remove(entry.record.session).catch(() => undefined);
-    }
+    for (const entry of finished.slice(0, excess)) await this.#drop(entry).catch(() => undefined);
   }
 }

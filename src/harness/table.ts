@@ -18,7 +18,7 @@ import { SessionTable, type HarnessOptions } from './session-table.js';
 export { READ_CAP_BYTES } from './follow.js';
 export type { LaunchInput, SendInput, SpawnInput } from './launching.js';
 export type { SessionTurns } from './session.js';
-export type { HarnessOptions } from './session-table.js';
+export type { HarnessNews, HarnessOptions } from './session-table.js';
 export type { AgentName } from './types.js';
 
 /** What the harness capabilities may do with the table. */

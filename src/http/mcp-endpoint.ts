@@ -221,6 +221,11 @@ export class McpEndpoint {
     return ended;
   }
 
+  /** A turn started or ended, a session went: every session hears what it subscribed to. */
+  harnessNews(news: { uris: readonly string[] }): void {
+    for (const open of this.#sessions.values()) open.session.resourcesChanged(news.uris);
+  }
+
   /** A new generation of the layer serves: every session hears what changed (see McpSession.layerChanged). */
   layerChanged(changed: readonly string[]): void {
     for (const open of this.#sessions.values()) open.session.layerChanged(changed);

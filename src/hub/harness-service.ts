@@ -12,7 +12,7 @@ import { pageHarnessState } from '../page/harness-state.js';
 import type { PageHarnessState } from '../page/state.js';
 import { HarnessRuntime } from '../runtime/harness-runtime.js';
 import type { UsageRecord } from '../tasks/usage.js';
-import { CHANGE_STREAM, NOTICE_STREAM, type HarnessStartMessage, type HarnessWorkerData } from '../threads/harness.js';
+import { CHANGE_STREAM, NEWS_STREAM, NOTICE_STREAM, type HarnessStartMessage, type HarnessWorkerData } from '../threads/harness.js';
 import { decodeSnapshot, snapshotView } from '../threads/snapshot.js';
 
 /** The live page needs no more than this many change events a second (see `changes`). */
@@ -86,6 +86,11 @@ export class HarnessService {
       signal: scope.signal,
       ...(depth === null ? {} : { depth }),
     });
+  }
+
+  /** What each turn's start and end means to the readers of sessions, as events of the `harness-news` stream. */
+  news(scope: RpcCallScope): Promise<void> {
+    return this.#subscription(scope, () => this.#served.onNews((news) => scope.emit(NEWS_STREAM, news)));
   }
 
   /** Each notice for a peer, as an event of the `notice` stream. */

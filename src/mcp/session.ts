@@ -119,6 +119,11 @@ export class McpSession {
     this.#resources.layerChanged(changed, (method, params) => this.notify(method, params));
   }
 
+  /** Resources read through capabilities changed (a turn started or ended): subscribers hear each. */
+  resourcesChanged(uris: readonly string[]): void {
+    this.#resources.updated(uris, (method, params) => this.notify(method, params));
+  }
+
   /** Cancels a tool call under way (its signal aborts, it gets no answer); false when none has that id. */
   cancel(requestId: JsonRpcId, reason = 'the client cancelled the request'): boolean {
     return this.#inFlight.cancel(requestId, reason);
@@ -204,7 +209,7 @@ export class McpSession {
       case 'resources/read':
         return this.#resources.read(params, this.#peerId);
       case 'resources/subscribe':
-        return this.#resources.subscribe(params);
+        return this.#resources.subscribe(params, this.#peerId);
       case 'resources/unsubscribe':
         return this.#resources.unsubscribe(params);
       default:

@@ -6,6 +6,9 @@ import type { MessagePort } from 'node:worker_threads';
 import type { CallOutcome } from '../platform/call.js';
 import type { UsageRecord } from '../tasks/usage.js';
 import type { PageHarnessState } from '../page/state.js';
+import type { HarnessNews } from '../harness/table.js';
+
+export type { HarnessNews } from '../harness/table.js';
 
 /** Given to the harness thread at start. */
 export interface HarnessWorkerData {
@@ -47,6 +50,12 @@ export interface HarnessControl {
    * session id); the call ends when the thread stops or the caller cancels it.
    */
   changes(): Promise<void>;
+  /**
+   * A subscription like `notices`: what each turn's start or end and each session's going means to
+   * the readers of sessions (`HarnessNews`: the resource URIs it changed) arrives as an event of the
+   * `harness-news` stream; the call ends when the thread stops or the caller cancels it.
+   */
+  news(): Promise<void>;
   /** The depth of the running agent whose process chain `pids` is (a client's), or null: see `Harness.agentDepthOf`. */
   agentDepth(pids: number[]): Promise<number | null>;
 }
@@ -57,4 +66,7 @@ export const CHANGE_STREAM = 'page-change';
 /** The RPC event stream of `HarnessControl.notices` (each event a `PeerNotice`). */
 export const NOTICE_STREAM = 'notice';
 
-export const HARNESS_CONTROL_METHODS = ['invoke', 'stop', 'notices', 'recordUsage', 'useSnapshot', 'pageState', 'changes', 'agentDepth'] as const satisfies ReadonlyArray<keyof HarnessControl>;
+/** The RPC event stream of `HarnessControl.news` (each event a `HarnessNews`). */
+export const NEWS_STREAM = 'harness-news';
+
+export const HARNESS_CONTROL_METHODS = ['invoke', 'stop', 'notices', 'recordUsage', 'useSnapshot', 'pageState', 'changes', 'news', 'agentDepth'] as const satisfies ReadonlyArray<keyof HarnessControl>;
