@@ -19,7 +19,27 @@ import {
   SessionListSchema,
   SessionStatusSchema,
 } from '../harness/schemas.js';
+import { cancelMcpTask, mcpTaskState, type TaskAnswerShape } from '../tasks/mcp-tasks.js';
 import { RESOURCE_PARTS, SESSION_PART_URI_TEMPLATE, SESSION_URI_TEMPLATE, SESSIONS_URI, TURN_PART_URI_TEMPLATE } from '../harness/resource-uris.js';
+
+/**
+ * The capabilities that answer the MCP tasks of spawn, session_send and run_task (a task names the
+ * turn the call started; src/tasks/mcp-tasks.ts). The MCP projection calls them; no other surface.
+ */
+export const TURN_TASKS = Object.freeze({ state: 'harness.task_state', cancel: 'harness.task_cancel' });
+
+/** The tools whose calls may run as a task, and the shape of the answer their task's result is. */
+const TASK_SHAPES = { 'harness.spawn': 'spawn', 'harness.session_send': 'send', 'tasks.run_task': 'task' } as const satisfies Record<string, TaskAnswerShape>;
+const taskTool = z.enum(Object.keys(TASK_SHAPES) as [keyof typeof TASK_SHAPES, ...Array<keyof typeof TASK_SHAPES>]).describe('The capability whose call created the task.');
+const taskIdInput = z.string().min(1).max(200).describe('The task id, <session>:<turn>, as the task was created.');
+
+const TurnTaskSchema = z.object({
+  taskId: z.string(),
+  status: z.enum(['working', 'completed', 'failed', 'cancelled']),
+  statusMessage: z.string(),
+  createdAt: z.string(),
+  lastUpdatedAt: z.string(),
+});
 
 const sessionId = z.string().max(64).describe('The session handle spawn answered (a UUID).');
 const text = (max: number) => z.string().min(1).max(max);
@@ -73,7 +93,7 @@ export const spawnSession = capability({
     .strict(),
   output: LaunchAnswerSchema,
   effects: { openWorld: true },
-  exposure: { mcp: { tool: 'majordomus_spawn' }, http: { method: 'POST', path: '/api/v1/harness/spawn' } },
+  exposure: { mcp: { tool: 'majordomus_spawn', task: TURN_TASKS }, http: { method: 'POST', path: '/api/v1/harness/spawn' } },
   stability: 'experimental',
   reads: 'harness',
   delegation: true,
@@ -89,7 +109,7 @@ export const sendSession = capability({
   input: z.object({ session: sessionId, ...launchFields, steer: z.boolean().optional().describe('Stop the running turn (SIGTERM, 5 s grace, SIGKILL) and start this one.') }).strict(),
   output: SendAnswerSchema,
   effects: { openWorld: true, destructive: true },
-  exposure: { mcp: { tool: 'majordomus_session_send' }, http: { method: 'POST', path: '/api/v1/harness/sessions/send' } },
+  exposure: { mcp: { tool: 'majordomus_session_send', task: TURN_TASKS }, http: { method: 'POST', path: '/api/v1/harness/sessions/send' } },
   stability: 'experimental',
   reads: 'harness',
   delegation: true,
@@ -192,6 +212,40 @@ export const turnResource = capability({
   handler: (input, { harness }) => harness.resource({ ...input, turn: Number(input.turn) }),
 });
 
+export const taskState = capability({
+  id: 'harness.task_state',
+  kind: 'query',
+  title: 'An MCP task of a turn',
+  description: 'The state of the MCP task a spawn, session_send or run_task created (it names the turn the call started), and, once the turn has ended and when asked, the answer the call gives for that turn; it may wait for the end first.',
+  input: z
+    .object({
+      task: taskIdInput,
+      tool: taskTool,
+      result: z.boolean().optional().describe('Include the result once the task is terminal.'),
+      wait_seconds: z.number().int().min(1).max(600).optional().describe('Wait this long for the turn to end first.'),
+    })
+    .strict(),
+  output: z.object({ task: TurnTaskSchema, result: z.unknown().optional() }),
+  exposure: {},
+  stability: 'experimental',
+  reads: 'harness',
+  handler: (input, { harness, tasks }, call) =>
+    mcpTaskState(harness, tasks, { task: input.task, shape: TASK_SHAPES[input.tool], result: input.result === true, ...(input.wait_seconds === undefined ? {} : { waitSeconds: input.wait_seconds }) }, call.signal),
+});
+
+export const taskCancel = capability({
+  id: 'harness.task_cancel',
+  kind: 'command',
+  title: 'Cancel an MCP task of a turn',
+  description: 'Stops the turn an MCP task names, if it still runs (never the session, never a later turn); answers the task and whether it stopped it.',
+  input: z.object({ task: taskIdInput, tool: taskTool }).strict(),
+  output: z.object({ task: TurnTaskSchema, stopped: z.boolean() }),
+  exposure: {},
+  stability: 'experimental',
+  reads: 'harness',
+  handler: (input, { harness, tasks }) => cancelMcpTask(harness, tasks, { task: input.task, shape: TASK_SHAPES[input.tool] }),
+});
+
 export const HARNESS_CAPABILITIES: readonly CapabilityDescriptor[] = Object.freeze([
   listProfiles,
   spawnSession,
@@ -202,4 +256,6 @@ export const HARNESS_CAPABILITIES: readonly CapabilityDescriptor[] = Object.free
   killSession,
   sessionResource,
   turnResource,
+  taskState,
+  taskCancel,
 ]);

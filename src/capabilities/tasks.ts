@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { MAX_PROMPT_BYTES } from '../harness/prepare.js';
 import type { CapabilityDescriptor } from '../registry/descriptor.js';
 import { capability } from './context.js';
+import { TURN_TASKS } from './harness.js';
 import { DEFAULT_MAX_TURNS } from '../tasks/board.js';
 import { CancelAnswerSchema, TaskStateSchema, UsageSnapshotSchema } from '../tasks/schemas.js';
 
@@ -35,7 +36,7 @@ export const runTask = capability({
     .strict(),
   output: TaskStateSchema,
   effects: { openWorld: true },
-  exposure: { mcp: { tool: 'run_task' }, http: { method: 'POST', path: '/api/v1/tasks/run' } },
+  exposure: { mcp: { tool: 'run_task', task: TURN_TASKS }, http: { method: 'POST', path: '/api/v1/tasks/run' } },
   stability: 'experimental',
   reads: 'harness',
   delegation: true,

@@ -158,6 +158,7 @@ export async function sendTurn(table: SessionTable, input: SendInput, call: Call
     entry.launching = null;
     release();
   }
+  turn.delivery = running ? 'steered' : 'resumed';
   table.turnStarted(entry.record.session, turn.turn);
-  return { entry, turn, delivery: running ? 'steered' : 'resumed' };
+  return { entry, turn, delivery: turn.delivery };
 }

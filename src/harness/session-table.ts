@@ -16,6 +16,7 @@ import { latestTurn, type Session, type SessionTurns } from './session.js';
 import type { SessionStore } from './store.js';
 import { stopTurn, type TurnHost } from './turn.js';
 import { turnUri, urisOfSession, urisOfTurn } from './resource-uris.js';
+import { turnTaskId } from './turn-task.js';
 import { HarnessRefusal } from './types.js';
 
 /** What a harness is made with (by src/runtime/harness-runtime.ts). */
@@ -38,10 +39,12 @@ export interface HarnessOptions {
 
 /**
  * What a change means to the readers of sessions, pushed rather than polled: the resource URIs it
- * changed (a client subscribed to one hears `notifications/resources/updated`).
+ * changed (a client subscribed to one hears `notifications/resources/updated`) and the turns that
+ * ended, as the ids of their MCP tasks (`<session>:<turn>`).
  */
 export interface HarnessNews {
   uris: string[];
+  endedTasks: string[];
 }
 
 /** The sessions by id and the state every part of the harness shares; the parts are handed it. */
@@ -158,14 +161,14 @@ export class SessionTable implements TurnHost {
   /** Tells the readers of the session that a turn runs (once the session is listed). */
   turnStarted(session: string, turn: number): void {
     this.changed(session);
-    this.#tell({ uris: urisOfTurn(session, turn) });
+    this.#tell({ uris: urisOfTurn(session, turn), endedTasks: [] });
   }
 
   /** Tells the turn's end to whoever waits for it, then reaps beyond retention. */
   turnEnded(session: string, turn: number): void {
     this.#onTurnEnd?.(session, turn);
     this.changed(session);
-    this.#tell({ uris: urisOfTurn(session, turn) });
+    this.#tell({ uris: urisOfTurn(session, turn), endedTasks: [turnTaskId(session, turn)] });
     void this.#reapBeyondRetention();
   }
 
@@ -174,7 +177,7 @@ export class SessionTable implements TurnHost {
     const session = entry.record.session;
     this.#sessions.delete(session);
     this.changed(session);
-    this.#tell({ uris: urisOfSession(session, entry.turns.map((t) => t.turn)) });
+    this.#tell({ uris: urisOfSession(session, entry.turns.map((t) => t.turn)), endedTasks: [] });
     await this.store.remove(session);
   }
 

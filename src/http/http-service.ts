@@ -101,7 +101,7 @@ export class HttpService {
       touch: (peerId) => this.#backend.touch(peerId),
     });
     this.#sweep = setInterval(() => this.#mcp.expireIdle(), Math.min(5_000, Math.max(50, data.idleSessionMs / 3)));
-    // Turn starts and ends reach the `/mcp` sessions' subscriptions straight from the harness thread.
+    // Turn starts and ends reach the `/mcp` sessions (subscriptions, tasks) straight from the harness thread.
     harness
       ?.callWith('news', [], {
         onEvent: (stream, news) => {

@@ -221,9 +221,12 @@ export class McpEndpoint {
     return ended;
   }
 
-  /** A turn started or ended, a session went: every session hears what it subscribed to. */
-  harnessNews(news: { uris: readonly string[] }): void {
-    for (const open of this.#sessions.values()) open.session.resourcesChanged(news.uris);
+  /** A turn started or ended, a session went: every session hears what it subscribed to, and of its tasks. */
+  harnessNews(news: { uris: readonly string[]; endedTasks: readonly string[] }): void {
+    for (const open of this.#sessions.values()) {
+      open.session.resourcesChanged(news.uris);
+      open.session.tasksEnded(news.endedTasks);
+    }
   }
 
   /** A new generation of the layer serves: every session hears what changed (see McpSession.layerChanged). */

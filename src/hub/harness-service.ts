@@ -5,7 +5,7 @@
  * as events, a cancel aborts it); the notices and the page's changes are subscriptions that end
  * when the caller cancels or the thread stops.
  */
-import { PROGRESS_STREAM, type CallOutcome } from '../platform/call.js';
+import { PROGRESS_STREAM, TASK_STREAM, type CallOutcome } from '../platform/call.js';
 import { errorMessage } from '../platform/errors.js';
 import type { RpcCallScope } from '../platform/rpc.js';
 import { pageHarnessState } from '../page/harness-state.js';
@@ -80,11 +80,12 @@ export class HarnessService {
     }
   }
 
-  invoke(capabilityId: string, input: unknown, caller: string | null, depth: number | null, scope: RpcCallScope): Promise<CallOutcome> {
+  invoke(capabilityId: string, input: unknown, caller: string | null, depth: number | null, task: boolean, scope: RpcCallScope): Promise<CallOutcome> {
     return this.#served.runtime.outcome(capabilityId, input, caller, {
       onProgress: (line) => scope.emit(PROGRESS_STREAM, line),
       signal: scope.signal,
       ...(depth === null ? {} : { depth }),
+      ...(task ? { onTask: (taskId: string) => scope.emit(TASK_STREAM, taskId) } : {}),
     });
   }
 

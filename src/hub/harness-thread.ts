@@ -89,13 +89,13 @@ export async function startHarnessThread(options: HarnessThreadOptions): Promise
     useSnapshot: async (snapshot, generation) => {
       await worker.untilExit(control.useSnapshot(snapshot, generation));
     },
-    agentDepth: (pids) => control.agentDepth([...pids]).catch(() => null),
     onNotice(deliver) {
       const onEvent = (stream: string, data: unknown): void => {
         if (stream === NOTICE_STREAM) deliver(data as PeerNotice);
       };
       control.callWith('notices', [], { onEvent, timeoutMs: Number.POSITIVE_INFINITY }).catch(() => undefined);
     },
+    agentDepth: (pids) => control.agentDepth([...pids]).catch(() => null),
     onNews(tell) {
       const onEvent = (stream: string, data: unknown): void => {
         if (stream === NEWS_STREAM) tell(data as HarnessNews);

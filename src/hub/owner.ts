@@ -176,9 +176,12 @@ export class Owner {
     });
     const delivering = owner;
     harness.onNotice((notice) => void delivering.#deliver(notice));
-    // A turn started or ended: this process's own client hears what it subscribed to.
+    // A turn started or ended: this process's own client hears what it subscribed to, and of its tasks.
     harness.onNews((news) => {
-      for (const session of delivering.#localSessions) session.resourcesChanged(news.uris);
+      for (const session of delivering.#localSessions) {
+        session.resourcesChanged(news.uris);
+        session.tasksEnded(news.endedTasks);
+      }
     });
     owner.boardChanged(); // the numbering taken over is carried on at once
     if (http.fellBackFrom !== null) log.info(`port ${http.fellBackFrom} is taken; bound ${http.port} instead`);

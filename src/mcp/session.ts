@@ -5,13 +5,13 @@
  *
  * This file is the session's dispatch and lifecycle: JSON-RPC in and out, `initialize`, `ping`,
  * cancellation, `close()`. Its jobs are each in a module of their own: the tools (src/mcp/tools.ts),
- * the resources and subscriptions (src/mcp/resources.ts), the notifications tied to no request
- * (src/mcp/notifications.ts), the requests under way (src/mcp/in-flight.ts).
+ * the resources and subscriptions (src/mcp/resources.ts), MCP tasks (src/mcp/tasks.ts), the
+ * notifications tied to no request (src/mcp/notifications.ts), the requests under way
+ * (src/mcp/in-flight.ts).
  *
- * At `initialize` the session decides what it offers: no delegating tool to a client at the
- * delegation limit (its depth, from `MAJORDOMUS_SPAWN_DEPTH` or its bridge's header, or the
- * depth the harness stamped on it when it is one of this server's agents, at the policy's
- * `max_depth`).
+ * At `initialize` the session decides what it offers: tasks when the protocol agreed has them
+ * (2025-11-25), and no delegating tool to a client at the delegation limit (its depth, from
+ * `MAJORDOMUS_SPAWN_DEPTH` or its bridge's header, at the policy's `max_depth`).
  *
  * Requests run concurrently. A tool call is tracked by its id while it runs: a
  * `notifications/cancelled` naming it (or `close()`) aborts its signal, and a cancelled request is
@@ -30,6 +30,7 @@ import { initializeResult, readInitialize } from './initialize.js';
 import { SessionStream } from './notifications.js';
 import { isObject, RequestError, type NotificationSink, type Params, type RequestScope } from './request.js';
 import { SessionResources } from './resources.js';
+import { asksForTask, hasTasks, SessionTasks } from './tasks.js';
 import { callTool, listTools, type ToolCaller, type ToolOffer } from './tools.js';
 
 export type { McpBackend } from './backend.js';
@@ -59,6 +60,7 @@ export class McpSession {
   readonly #inFlight = new InFlight();
   readonly #stream = new SessionStream();
   readonly #resources: SessionResources;
+  readonly #tasks: SessionTasks;
   /** What the session offers, decided at initialize (before it: what the backend says now). */
   #offer: ToolOffer | null = null;
 
@@ -74,6 +76,7 @@ export class McpSession {
     this.#backend = backend;
     this.#preferredPeerId = options.preferredPeerId;
     this.#resources = new SessionResources(backend);
+    this.#tasks = new SessionTasks(backend);
   }
 
   get peerId(): string | null {
@@ -124,6 +127,12 @@ export class McpSession {
     this.#resources.updated(uris, (method, params) => this.notify(method, params));
   }
 
+  /** These tasks' work ended: the client hears the status of each of its own. */
+  tasksEnded(taskIds: readonly string[]): void {
+    if (!this.#offered().tasks) return;
+    this.#tasks.ended(taskIds, this.#caller(), (frame) => this.notify(frame.method, frame.params));
+  }
+
   /** Cancels a tool call under way (its signal aborts, it gets no answer); false when none has that id. */
   cancel(requestId: JsonRpcId, reason = 'the client cancelled the request'): boolean {
     return this.#inFlight.cancel(requestId, reason);
@@ -167,8 +176,8 @@ export class McpSession {
     if (!isJsonRpcId(id)) return errorResponse(null, RPC.invalidRequest, 'Invalid Request: id must be a string or number');
     const params = message.params === undefined ? {} : message.params;
     if (!isObject(params)) return errorResponse(id, RPC.invalidParams, 'Invalid params: params must be an object');
-    // Only a tool call runs long enough to be worth cancelling; the rest answer at once.
-    const controller = method === 'tools/call' ? this.#inFlight.start(id) : null;
+    // Only a tool call and a task's result run long enough to be worth cancelling; the rest answer at once.
+    const controller = method === 'tools/call' || method === 'tasks/result' ? this.#inFlight.start(id) : null;
     try {
       const work = this.#request(method, params, { signal: controller?.signal ?? NEVER_ABORTED, notify });
       const result = controller ? await untilAborted(work, controller.signal) : await work;
@@ -201,7 +210,14 @@ export class McpSession {
       case 'tools/list':
         return listTools(this.#backend, this.#offered());
       case 'tools/call':
+        // A client whose protocol has no tasks gets the call it always got, task or not.
+        if (this.#offered().tasks && asksForTask(params)) return this.#tasks.create(params, scope, this.#caller(), this.#offered());
         return callTool(this.#backend, params, scope, this.#caller(), this.#offered());
+      case 'tasks/get':
+      case 'tasks/result':
+      case 'tasks/list':
+      case 'tasks/cancel':
+        return this.#task(method, params, scope);
       case 'resources/list':
         return this.#resources.list(params);
       case 'resources/templates/list':
@@ -235,15 +251,16 @@ export class McpSession {
     } else {
       instructions = await this.#backend.instructions(this.#peerId);
     }
-    return initializeResult(this.#protocolVersion, this.#withoutWithheldGuidance(instructions));
+    return initializeResult(this.#protocolVersion, this.#withoutWithheldGuidance(instructions), { tasks: this.#offer.tasks });
   }
 
-  /** What this session offers: its depth against the delegation limit. */
+  /** What this session offers: its depth against the delegation limit, its protocol against tasks. */
   #decideOffer(): ToolOffer {
     const depth = this.#spawnDepth ?? 0;
     const limit = this.#backend.delegationLimit?.();
-    if (limit === undefined || depth < limit) return { delegates: true, tasks: false };
-    return { delegates: false, tasks: false, withheld: `delegation limit (depth ${depth}, max ${limit})` };
+    const tasks = hasTasks(this.#protocolVersion);
+    if (limit === undefined || depth < limit) return { delegates: true, tasks };
+    return { delegates: false, tasks, withheld: `delegation limit (depth ${depth}, max ${limit})` };
   }
 
   #offered(): ToolOffer {
@@ -263,5 +280,21 @@ export class McpSession {
       .split('\n')
       .filter((line) => !withheld.has(line))
       .join('\n');
+  }
+
+  /** The `tasks/*` methods: only for a session whose protocol has tasks (else there is no such method). */
+  async #task(method: string, params: Params, scope: RequestScope): Promise<unknown> {
+    if (!this.#offered().tasks) throw new RequestError(RPC.methodNotFound, `Method not found: ${method} (tasks need protocol 2025-11-25; this session agreed ${this.#protocolVersion ?? 'none yet'})`);
+    const caller = this.#caller();
+    switch (method) {
+      case 'tasks/get':
+        return this.#tasks.get(params, caller);
+      case 'tasks/result':
+        return this.#tasks.result(params, scope, caller);
+      case 'tasks/list':
+        return this.#tasks.list(params, caller);
+      default:
+        return this.#tasks.cancel(params, caller);
+    }
   }
 }

@@ -29,8 +29,11 @@ export type HarnessStartMessage = { type: 'ready' } | { type: 'failed'; reason: 
 
 /** What the harness thread offers the main and HTTP threads (src/threads/rpc.ts). */
 export interface HarnessControl {
-  /** Runs a harness capability; a follow's lines arrive as events of the call. */
-  invoke(capabilityId: string, input: unknown, caller: string | null, depth: number | null): Promise<CallOutcome>;
+  /**
+   * Runs a harness capability; a follow's lines arrive as events of the call (`progress`), and,
+   * when `task` (the caller asked for an MCP task), the task's id as a `task` event.
+   */
+  invoke(capabilityId: string, input: unknown, caller: string | null, depth: number | null, task: boolean): Promise<CallOutcome>;
   /** Stops every running agent's process group. */
   stop(): Promise<void>;
   /**
@@ -52,7 +55,7 @@ export interface HarnessControl {
   changes(): Promise<void>;
   /**
    * A subscription like `notices`: what each turn's start or end and each session's going means to
-   * the readers of sessions (`HarnessNews`: the resource URIs it changed) arrives as an event of the
+   * the readers of sessions (`HarnessNews`: resource URIs, ended tasks) arrives as an event of the
    * `harness-news` stream; the call ends when the thread stops or the caller cancels it.
    */
   news(): Promise<void>;
@@ -60,13 +63,13 @@ export interface HarnessControl {
   agentDepth(pids: number[]): Promise<number | null>;
 }
 
+/** The RPC event stream of `HarnessControl.news` (each event a `HarnessNews`). */
+export const NEWS_STREAM = 'harness-news';
+
 /** The RPC event stream of `HarnessControl.changes` (each event a session id). */
 export const CHANGE_STREAM = 'page-change';
 
 /** The RPC event stream of `HarnessControl.notices` (each event a `PeerNotice`). */
 export const NOTICE_STREAM = 'notice';
-
-/** The RPC event stream of `HarnessControl.news` (each event a `HarnessNews`). */
-export const NEWS_STREAM = 'harness-news';
 
 export const HARNESS_CONTROL_METHODS = ['invoke', 'stop', 'notices', 'recordUsage', 'useSnapshot', 'pageState', 'changes', 'news', 'agentDepth'] as const satisfies ReadonlyArray<keyof HarnessControl>;
