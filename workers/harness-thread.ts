@@ -16,9 +16,11 @@ yieldToMainThread(data.nice);
 
 const harness = new HarnessService(data);
 const control: RpcServed<HarnessControl> = {
-  invoke: (capabilityId, input, caller, depth, scope) => harness.invoke(capabilityId, input, caller, depth, scope),
+  invoke: (capabilityId, input, caller, depth, task, scope) => harness.invoke(capabilityId, input, caller, depth, task, scope),
   notices: (scope) => harness.notices(scope),
   changes: (scope) => harness.changes(scope),
+  news: (scope) => harness.news(scope),
+  agentDepth: async (pids) => harness.agentDepth(pids),
   recordUsage: async (record) => harness.recordUsage(record),
   useSnapshot: async (snapshot, generation) => harness.useSnapshot(snapshot, generation),
   pageState: () => harness.pageState(),

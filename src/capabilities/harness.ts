@@ -19,17 +19,47 @@ import {
   SessionListSchema,
   SessionStatusSchema,
 } from '../harness/schemas.js';
+import { cancelMcpTask, mcpTaskState, type TaskAnswerShape } from '../tasks/mcp-tasks.js';
+import { RESOURCE_PARTS, SESSION_PART_URI_TEMPLATE, SESSION_URI_TEMPLATE, SESSIONS_URI, TURN_PART_URI_TEMPLATE } from '../harness/resource-uris.js';
+
+/**
+ * The capabilities that answer the MCP tasks of spawn, session_send and run_task (a task names the
+ * turn the call started; src/tasks/mcp-tasks.ts). The MCP projection calls them; no other surface.
+ */
+export const TURN_TASKS = Object.freeze({ state: 'harness.task_state', cancel: 'harness.task_cancel' });
+
+/** The tools whose calls may run as a task, and the shape of the answer their task's result is. */
+const TASK_SHAPES = { 'harness.spawn': 'spawn', 'harness.session_send': 'send', 'tasks.run_task': 'task' } as const satisfies Record<string, TaskAnswerShape>;
+const taskTool = z.enum(Object.keys(TASK_SHAPES) as [keyof typeof TASK_SHAPES, ...Array<keyof typeof TASK_SHAPES>]).describe('The capability whose call created the task.');
+const taskIdInput = z.string().min(1).max(200).describe('The task id, <session>:<turn>, as the task was created.');
+
+const TurnTaskSchema = z.object({
+  taskId: z.string(),
+  status: z.enum(['working', 'completed', 'failed', 'cancelled']),
+  statusMessage: z.string(),
+  createdAt: z.string(),
+  lastUpdatedAt: z.string(),
+});
 
 const sessionId = z.string().max(64).describe('The session handle spawn answered (a UUID).');
 const text = (max: number) => z.string().min(1).max(max);
 const waitSeconds = z.number().int().min(1).max(3600);
+
+/** One overlay of the profile: `{model: "opus"}`; only model, effort and mode are allowed. */
+const overlay = z.record(z.string().max(64), z.string().max(200));
+const withConfig = z
+  .union([z.array(overlay).max(16), overlay])
+  .optional()
+  .describe(
+    'Overlays of the profile for this session, as hyprpilot takes them: a list of objects folded in order, the later winning ([{"model": "opus"}, {"effort": "high"}]); one object is read as a list of one. Only model, effort and mode.',
+  );
 
 const launchFields = {
   prompt: z.string().max(MAX_PROMPT_BYTES).optional().describe('What the agent should do (exactly one of prompt and file).'),
   file: text(4096).optional().describe('A file inside the checkout (relative to its root) holding the prompt.'),
   mode: text(100).optional().describe('The agent\'s mode (claude: permission mode; codex: sandbox; gemini: approval mode; opencode: agent).'),
   wait: z.boolean().optional().describe('Wait for the turn to end, streaming each transcript line as a progress notification.'),
-  timeout_seconds: waitSeconds.optional().describe('How long wait waits (default 120 s); the turn goes on after it.'),
+  timeout_seconds: waitSeconds.optional().describe('How long wait waits (default 45 s); the turn goes on after it.'),
 };
 
 export const listProfiles = capability({
@@ -42,6 +72,7 @@ export const listProfiles = capability({
   exposure: { mcp: { tool: 'majordomus_list_profiles' }, http: { method: 'GET', path: '/api/v1/harness/profiles' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   guidance: 'Start other agents in this checkout: {tool} shows the profiles you may spawn.',
   handler: (_input, { harness }) => harness.listProfiles(),
 });
@@ -56,15 +87,16 @@ export const spawnSession = capability({
       profile: text(200),
       ...launchFields,
       cwd: text(4096).optional().describe('Working directory relative to the checkout\'s root (default: the profile\'s, else the root).'),
-      with_config: z.record(z.string().max(64), z.string().max(200)).optional().describe('Overrides of model, effort and mode only.'),
+      with_config: withConfig,
       args: z.array(z.string().max(4096)).max(64).optional().describe('Extra CLI arguments, appended to the profile\'s.'),
     })
     .strict(),
   output: LaunchAnswerSchema,
   effects: { openWorld: true },
-  exposure: { mcp: { tool: 'majordomus_spawn' }, http: { method: 'POST', path: '/api/v1/harness/spawn' } },
+  exposure: { mcp: { tool: 'majordomus_spawn', task: TURN_TASKS }, http: { method: 'POST', path: '/api/v1/harness/spawn' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   guidance: 'Spawn one with {tool} {profile, prompt}; every peer of the checkout sees the sessions.',
   handler: (input, { harness, caller }, call) => harness.spawn(input, call, caller),
 });
@@ -77,9 +109,10 @@ export const sendSession = capability({
   input: z.object({ session: sessionId, ...launchFields, steer: z.boolean().optional().describe('Stop the running turn (SIGTERM, 5 s grace, SIGKILL) and start this one.') }).strict(),
   output: SendAnswerSchema,
   effects: { openWorld: true, destructive: true },
-  exposure: { mcp: { tool: 'majordomus_session_send' }, http: { method: 'POST', path: '/api/v1/harness/sessions/send' } },
+  exposure: { mcp: { tool: 'majordomus_session_send', task: TURN_TASKS }, http: { method: 'POST', path: '/api/v1/harness/sessions/send' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   handler: (input, { harness }, call) => harness.send(input, call),
 });
 
@@ -90,9 +123,10 @@ export const listSessions = capability({
   description: 'Every agent session of the checkout, running ones first, then the most recent.',
   input: z.object({}).strict(),
   output: SessionListSchema,
-  exposure: { mcp: { tool: 'majordomus_session_list', resource: 'majordomus://sessions' }, http: { method: 'GET', path: '/api/v1/harness/sessions' } },
+  exposure: { mcp: { tool: 'majordomus_session_list', resource: SESSIONS_URI }, http: { method: 'GET', path: '/api/v1/harness/sessions' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   guidance: 'See every session (yours and other peers\') with {tool}.',
   handler: (_input, { harness }) => harness.list(),
 });
@@ -101,12 +135,13 @@ export const sessionStatus = capability({
   id: 'harness.session_status',
   kind: 'query',
   title: 'Session status',
-  description: 'The state of a session\'s turn (the latest by default) and of all its turns.',
+  description: 'The state of a session\'s turn (the latest by default), its files, and every turn with its outcome and the URI of its result; the cheap poll (it reads no transcript).',
   input: z.object({ session: sessionId, turn: z.number().int().min(1).optional() }).strict(),
   output: SessionStatusSchema,
-  exposure: { mcp: { tool: 'majordomus_session_status' }, http: { method: 'GET', path: '/api/v1/harness/sessions/status' } },
+  exposure: { mcp: { tool: 'majordomus_session_status', resource: SESSION_URI_TEMPLATE }, http: { method: 'GET', path: '/api/v1/harness/sessions/status' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   handler: (input, { harness }) => harness.status(input),
 });
 
@@ -128,6 +163,7 @@ export const readSession = capability({
   exposure: { mcp: { tool: 'majordomus_session_read' }, http: { method: 'GET', path: '/api/v1/harness/sessions/read' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   guidance: 'Follow a session live with {tool} {session, wait: true}.',
   handler: (input, { harness }, call) => harness.read(input, call),
 });
@@ -143,6 +179,7 @@ export const killSession = capability({
   exposure: { mcp: { tool: 'majordomus_session_kill' }, http: { method: 'POST', path: '/api/v1/harness/sessions/kill' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   handler: (input, { harness }) => harness.kill(input),
 });
 
@@ -151,12 +188,62 @@ export const sessionResource = capability({
   kind: 'query',
   title: 'A session resource',
   description: 'One part of a session: its status (JSON), its result (the answer, or error: why), its latest transcript, or its stderr.',
-  input: z.object({ session: sessionId, part: z.enum(['status', 'result', 'transcript', 'stderr']) }).strict(),
+  input: z.object({ session: sessionId, part: z.enum(RESOURCE_PARTS) }).strict(),
   output: ResourceAnswerSchema,
-  exposure: { mcp: { resource: 'majordomus://sessions/{session}/{part}' }, http: { method: 'GET', path: '/api/v1/harness/sessions/resource' } },
+  exposure: { mcp: { resource: SESSION_PART_URI_TEMPLATE }, http: { method: 'GET', path: '/api/v1/harness/sessions/resource' } },
   stability: 'experimental',
   reads: 'harness',
   handler: (input, { harness }) => harness.resource(input),
+});
+
+/** A turn number as a URI segment (`…/turns/2/result`) or a number (REST, JSON). */
+const turnNumber = z.union([z.int().min(1).max(999_999), z.string().max(6).regex(/^[1-9][0-9]*$/)]).describe('A turn of the session, 1-based.');
+
+export const turnResource = capability({
+  id: 'harness.turn_resource',
+  kind: 'query',
+  title: 'A turn\'s resource',
+  description: 'One part of one turn of a session: its status (JSON, with that turn\'s files), its result, its transcript, or its stderr. An earlier turn\'s never change once it ended.',
+  input: z.object({ session: sessionId, turn: turnNumber, part: z.enum(RESOURCE_PARTS) }).strict(),
+  output: ResourceAnswerSchema,
+  exposure: { mcp: { resource: TURN_PART_URI_TEMPLATE }, http: { method: 'GET', path: '/api/v1/harness/sessions/turns/resource' } },
+  stability: 'experimental',
+  reads: 'harness',
+  handler: (input, { harness }) => harness.resource({ ...input, turn: Number(input.turn) }),
+});
+
+export const taskState = capability({
+  id: 'harness.task_state',
+  kind: 'query',
+  title: 'An MCP task of a turn',
+  description: 'The state of the MCP task a spawn, session_send or run_task created (it names the turn the call started), and, once the turn has ended and when asked, the answer the call gives for that turn; it may wait for the end first.',
+  input: z
+    .object({
+      task: taskIdInput,
+      tool: taskTool,
+      result: z.boolean().optional().describe('Include the result once the task is terminal.'),
+      wait_seconds: z.number().int().min(1).max(600).optional().describe('Wait this long for the turn to end first.'),
+    })
+    .strict(),
+  output: z.object({ task: TurnTaskSchema, result: z.unknown().optional() }),
+  exposure: {},
+  stability: 'experimental',
+  reads: 'harness',
+  handler: (input, { harness, tasks }, call) =>
+    mcpTaskState(harness, tasks, { task: input.task, shape: TASK_SHAPES[input.tool], result: input.result === true, ...(input.wait_seconds === undefined ? {} : { waitSeconds: input.wait_seconds }) }, call.signal),
+});
+
+export const taskCancel = capability({
+  id: 'harness.task_cancel',
+  kind: 'command',
+  title: 'Cancel an MCP task of a turn',
+  description: 'Stops the turn an MCP task names, if it still runs (never the session, never a later turn); answers the task and whether it stopped it.',
+  input: z.object({ task: taskIdInput, tool: taskTool }).strict(),
+  output: z.object({ task: TurnTaskSchema, stopped: z.boolean() }),
+  exposure: {},
+  stability: 'experimental',
+  reads: 'harness',
+  handler: (input, { harness, tasks }) => cancelMcpTask(harness, tasks, { task: input.task, shape: TASK_SHAPES[input.tool] }),
 });
 
 export const HARNESS_CAPABILITIES: readonly CapabilityDescriptor[] = Object.freeze([
@@ -168,4 +255,7 @@ export const HARNESS_CAPABILITIES: readonly CapabilityDescriptor[] = Object.free
   readSession,
   killSession,
   sessionResource,
+  turnResource,
+  taskState,
+  taskCancel,
 ]);

@@ -8,13 +8,14 @@ import { z } from 'zod';
 import { MAX_PROMPT_BYTES } from '../harness/prepare.js';
 import type { CapabilityDescriptor } from '../registry/descriptor.js';
 import { capability } from './context.js';
+import { TURN_TASKS } from './harness.js';
 import { DEFAULT_MAX_TURNS } from '../tasks/board.js';
 import { CancelAnswerSchema, TaskStateSchema, UsageSnapshotSchema } from '../tasks/schemas.js';
 
 const taskId = z.string().min(1).max(64).describe('The task_id run_task answered.');
 const waitFields = {
   wait: z.boolean().optional().describe('Wait for the turn to end (or to ask), streaming each transcript line as a progress notification.'),
-  timeout_seconds: z.number().int().min(1).max(3600).optional().describe('How long wait waits (default 120 s); the task goes on after it.'),
+  timeout_seconds: z.number().int().min(1).max(3600).optional().describe('How long wait waits (default 45 s); the task goes on after it.'),
 };
 
 export const runTask = capability({
@@ -35,9 +36,10 @@ export const runTask = capability({
     .strict(),
   output: TaskStateSchema,
   effects: { openWorld: true },
-  exposure: { mcp: { tool: 'run_task' }, http: { method: 'POST', path: '/api/v1/tasks/run' } },
+  exposure: { mcp: { tool: 'run_task', task: TURN_TASKS }, http: { method: 'POST', path: '/api/v1/tasks/run' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   guidance: 'Delegate mechanical work (read, edit, run the tests, fix) to a cheap model with {tool} {task}; you are told when it asks or ends.',
   handler: (input, { tasks, caller }, call) => tasks.run(input, caller, call),
 });
@@ -53,6 +55,7 @@ export const replyTask = capability({
   exposure: { mcp: { tool: 'reply_task' }, http: { method: 'POST', path: '/api/v1/tasks/reply' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   handler: (input, { tasks }, call) => tasks.reply(input, call),
 });
 
@@ -66,6 +69,7 @@ export const checkTask = capability({
   exposure: { mcp: { tool: 'check_task' }, http: { method: 'GET', path: '/api/v1/tasks/check' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   handler: (input, { tasks }) => tasks.check(input),
 });
 
@@ -80,6 +84,7 @@ export const cancelTask = capability({
   exposure: { mcp: { tool: 'cancel_task' }, http: { method: 'POST', path: '/api/v1/tasks/cancel' } },
   stability: 'experimental',
   reads: 'harness',
+  delegation: true,
   handler: (input, { tasks }) => tasks.cancel(input),
 });
 

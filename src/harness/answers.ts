@@ -3,10 +3,10 @@
  * turn when it asked to wait), a session_read (a tail, a cursor, or a follow), and the session's
  * resources. Texts are capped here; the transcript's own bounds are follow.ts's.
  */
-import { relative } from 'node:path';
 import type { CallContext } from '../platform/call.js';
 import { allRead, follow, readFrom, READ_CAP_BYTES, stderrTail, type Position } from './follow.js';
 import type { LaunchInput } from './launching.js';
+import type { ResourcePart } from './resource-uris.js';
 import type { LaunchAnswer, ReadAnswer, ResourceAnswer } from './schemas.js';
 import { latestTurn, launchSettings, type Session, type Turn } from './session.js';
 import type { SessionTable } from './session-table.js';
@@ -16,7 +16,11 @@ import { HarnessRefusal } from './types.js';
 
 /** `text` of a result is capped at this many characters. */
 const TEXT_CAP = 4_000;
-const DEFAULT_WAIT_SECONDS = 120;
+/**
+ * How long `wait` waits unless told: under the 60 s at which opencode and Copilot CLI abandon a
+ * tool call (hyprpilot chose 45 s for the same reason); the turn goes on after it.
+ */
+export const DEFAULT_WAIT_SECONDS = 45;
 
 export interface ReadInput {
   session: string;
@@ -26,7 +30,7 @@ export interface ReadInput {
   timeout_seconds?: number;
 }
 
-export type ResourcePart = 'status' | 'result' | 'transcript' | 'stderr';
+export type { ResourcePart } from './resource-uris.js';
 
 /** A spawn's or a send's answer for `turn`: followed to its end first when the caller waits. */
 export async function launchAnswer(table: SessionTable, entry: Session, turn: Turn, input: LaunchInput, call: CallContext): Promise<LaunchAnswer> {
@@ -90,29 +94,29 @@ export async function readSession(table: SessionTable, input: ReadInput, call: C
   };
 }
 
-/** A session resource: its status, its answer, its transcript or its stderr. */
-export async function sessionResource(table: SessionTable, input: { session: string; part: ResourcePart }): Promise<ResourceAnswer> {
+/** A session resource: its status, its answer, its transcript or its stderr, of its latest turn or of `turn`. */
+export async function sessionResource(table: SessionTable, input: { session: string; part: ResourcePart; turn?: number }): Promise<ResourceAnswer> {
   const entry = table.get(input.session);
-  const last = latestTurn(entry);
+  const turn = input.turn === undefined ? latestTurn(entry) : entry.turns.find((t) => t.turn === input.turn);
+  // A turn the session never reached is an error, never the latest one read instead.
+  if (turn === undefined) throw new HarnessRefusal(`session ${input.session} has no turn ${input.turn}; it has turns 1 to ${entry.turns.length}`, 'not_found');
   switch (input.part) {
     case 'status':
-      return { text: JSON.stringify(await table.status({ session: input.session })), mimeType: 'application/json' };
+      return { text: JSON.stringify(await table.status({ session: input.session, turn: turn.turn })), mimeType: 'application/json' };
     case 'result':
-      return { text: resultText(last), mimeType: 'text/plain' };
+      return { text: resultText(turn), mimeType: 'text/plain' };
     case 'transcript': {
-      const read = await readTranscript(table.store.transcriptPath(input.session, last.turn), { offset: 0, maxBytes: 1024 * 1024 });
+      const read = await readTranscript(table.store.transcriptPath(input.session, turn.turn), { offset: 0, maxBytes: 1024 * 1024 });
       return { text: read.lines.map((line: string) => `${line}\n`).join(''), mimeType: 'application/jsonl' };
     }
     case 'stderr':
-      return { text: await stderrTail(table.store, entry, 64 * 1024), mimeType: 'text/plain' };
+      return { text: await stderrTail(table.store, entry, 64 * 1024, turn), mimeType: 'text/plain' };
   }
 }
 
 /** What the turn was started with and where its files are (paths relative to the checkout). */
 function sessionInfo(table: SessionTable, entry: Session, turn: Turn): LaunchAnswer['sessionInfo'] {
   const { record } = entry;
-  const dir = relative(table.root, table.store.sessionDir(record.session));
-  const turnDir = relative(table.root, table.store.turnDir(record.session, turn.turn));
   return {
     profile: record.profile,
     agent: record.agent,
@@ -121,7 +125,7 @@ function sessionInfo(table: SessionTable, entry: Session, turn: Turn): LaunchAns
     startedAt: record.createdAt,
     turnStartedAt: turn.startedAt,
     pid: turn.pid,
-    files: { dir, transcript: `${turnDir}/transcript.jsonl`, stderr: `${turnDir}/stderr.log`, done: `${turnDir}/done.json` },
+    files: table.store.turnFiles(table.root, record.session, turn.turn),
     argv: entry.argv,
     env: entry.envNames,
     promptBytes: turn.promptBytes,

@@ -101,9 +101,9 @@ export async function follow(
   }
 }
 
-/** The last `limit` characters of the latest turn's stderr: from memory while it runs, else its file. */
-export async function stderrTail(store: SessionStore, entry: Session, limit = STDERR_TAIL): Promise<string> {
-  const last = latestTurn(entry);
+/** The last `limit` characters of a turn's stderr (the latest's by default): from memory while it runs, else its file. */
+export async function stderrTail(store: SessionStore, entry: Session, limit = STDERR_TAIL, turn: Turn = latestTurn(entry)): Promise<string> {
+  const last = turn;
   if (last.status === 'running' && limit <= STDERR_TAIL) return last.stderrTail.slice(-limit);
   const text = await readFile(store.stderrPath(entry.record.session, last.turn), 'utf8').catch(() => '');
   return text.slice(-limit);

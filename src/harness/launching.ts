@@ -22,10 +22,14 @@ export interface LaunchInput extends PromptInput {
   timeout_seconds?: number;
 }
 
+/** One overlay of the profile (`{model: "opus"}`). */
+export type ConfigOverlay = Record<string, string>;
+
 export interface SpawnInput extends LaunchInput {
   profile: string;
   cwd?: string;
-  with_config?: Record<string, string>;
+  /** hyprpilot's shape, a list folded in order (the later wins); one object is a list of one. */
+  with_config?: ConfigOverlay | ConfigOverlay[];
   args?: string[];
 }
 
@@ -41,6 +45,19 @@ export interface Started {
 }
 
 const WITH_CONFIG_KEYS = new Set(['model', 'effort', 'mode']);
+
+/**
+ * The overlays folded into one, the later winning; a key other than model, effort and mode is
+ * refused (an allow-list: any other key of a profile can replace the program that runs).
+ */
+export function foldOverlays(given: SpawnInput['with_config']): ConfigOverlay {
+  const overlays = given === undefined ? [] : Array.isArray(given) ? given : [given];
+  const denied = [...new Set(overlays.flatMap((overlay) => Object.keys(overlay)).filter((key) => !WITH_CONFIG_KEYS.has(key)))];
+  if (denied.length > 0) {
+    throw new HarnessRefusal(`with_config may set only model, effort and mode; remove ${denied.map((k) => JSON.stringify(k)).join(', ')}`);
+  }
+  return Object.assign({}, ...overlays) as ConfigOverlay;
+}
 
 /** A new session of a nominated profile, with its first turn started. */
 export async function spawnSession(table: SessionTable, input: SpawnInput, call: CallContext, spawnedBy: string | null): Promise<Started> {
@@ -59,11 +76,7 @@ export async function spawnSession(table: SessionTable, input: SpawnInput, call:
 
 /** The checks after capacity, in HARNESS.md's order, then the session and its first turn. */
 async function startSession(table: SessionTable, input: SpawnInput, depth: number, spawnedBy: string | null): Promise<Started> {
-  const withConfig = input.with_config ?? {};
-  const denied = Object.keys(withConfig).filter((key) => !WITH_CONFIG_KEYS.has(key));
-  if (denied.length > 0) {
-    throw new HarnessRefusal(`with_config may set only model, effort and mode; remove ${denied.map((k) => JSON.stringify(k)).join(', ')}`);
-  }
+  const withConfig = foldOverlays(input.with_config);
   const profile = nominatedProfile(table.layer, table.policy, input.profile);
   checkMode(adapterFor(profile.agent), profile, input.mode ?? withConfig.mode);
   const launchRecord: LaunchRecord = {
@@ -99,6 +112,7 @@ async function startSession(table: SessionTable, input: SpawnInput, depth: numbe
   // Listed only once it has a turn: every reader takes a session's latest turn for granted
   // (a session_list while a peer spawned used to fail on the turnless entry).
   table.add(entry);
+  table.turnStarted(record.session, turn.turn);
   return { entry, turn };
 }
 
@@ -144,5 +158,7 @@ export async function sendTurn(table: SessionTable, input: SendInput, call: Call
     entry.launching = null;
     release();
   }
-  return { entry, turn, delivery: running ? 'steered' : 'resumed' };
+  turn.delivery = running ? 'steered' : 'resumed';
+  table.turnStarted(entry.record.session, turn.turn);
+  return { entry, turn, delivery: turn.delivery };
 }

@@ -97,6 +97,8 @@ export interface Prepared {
   /** What sessionInfo shows. */
   argv: string[];
   envNames: string[];
+  /** The depth stamped on the agent (`MAJORDOMUS_SPAWN_DEPTH`): the caller's + 1. */
+  agentDepth: number;
 }
 
 /** Where a turn is prepared: the checkout, the session files, what agents inherit. */
@@ -135,6 +137,7 @@ export function prepareTurn(context: PrepareContext, record: SessionRecord, prof
     env,
     argv: redactArgv([commandName, ...leading, ...shown], adapter.secretFlags ?? []),
     envNames: names,
+    agentDepth: depth + 1,
   };
 }
 

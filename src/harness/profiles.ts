@@ -12,13 +12,13 @@ export type ProfileMetadata = KindMetadata['profile'];
 export interface HarnessLimits {
   /** Finished sessions kept; older ones are reaped. */
   maxSessions: number;
-  /** Sessions with a turn in flight at once. */
-  maxLiveSessions: number;
+  /** Sessions with a turn in flight at once; null: no ceiling (the default, as hyprpilot's). */
+  maxLiveSessions: number | null;
   /** How deep delegation may go (`MAJORDOMUS_SPAWN_DEPTH` of the caller). */
   maxDepth: number;
 }
 
-export const DEFAULT_LIMITS: HarnessLimits = Object.freeze({ maxSessions: 64, maxLiveSessions: 8, maxDepth: 1 });
+export const DEFAULT_LIMITS: HarnessLimits = Object.freeze({ maxSessions: 64, maxLiveSessions: null, maxDepth: 1 });
 
 /** `*` matches any run of characters, `/` included; `?` one character; the rest is literal. */
 export function globMatches(glob: string, value: string): boolean {
@@ -41,7 +41,8 @@ export function harnessPolicy(layer: LayerView): HarnessPolicy {
   return {
     limits: {
       maxSessions: harness.max_sessions ?? DEFAULT_LIMITS.maxSessions,
-      maxLiveSessions: harness.max_live_sessions ?? DEFAULT_LIMITS.maxLiveSessions,
+      // How many agents are worth running at once is the machine's and the work's: 0 or unset, no ceiling.
+      maxLiveSessions: harness.max_live_sessions === undefined || harness.max_live_sessions === 0 ? DEFAULT_LIMITS.maxLiveSessions : harness.max_live_sessions,
       maxDepth: harness.max_depth ?? DEFAULT_LIMITS.maxDepth,
     },
     inScope: (id) => !exclude.some((glob) => globMatches(glob, id)) && (include === undefined || include.some((glob) => globMatches(glob, id))),

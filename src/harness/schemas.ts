@@ -4,6 +4,20 @@
  */
 import { z } from 'zod';
 
+/** A turn's files (paths relative to the checkout's root): the session's and this turn's. */
+export const TurnFilesSchema = z
+  .object({
+    dir: z.string().describe('The session\'s directory.'),
+    turnsDir: z.string().describe('Where every turn\'s directory lives.'),
+    turn: z.number().int().describe('The turn the paths below belong to.'),
+    turnDir: z.string(),
+    transcript: z.string(),
+    stderr: z.string(),
+    done: z.string().describe('Written once the turn has ended: a shell can wait for it.'),
+    breadcrumb: z.string().describe('session.json, what a successor server adopts.'),
+  })
+  .describe('Paths may vanish: a reaped session takes its directory with it.');
+
 export const SessionInfoSchema = z
   .object({
     profile: z.string(),
@@ -15,7 +29,7 @@ export const SessionInfoSchema = z
     startedAt: z.string(),
     turnStartedAt: z.string(),
     pid: z.number().int().nullable(),
-    files: z.object({ dir: z.string(), transcript: z.string(), stderr: z.string(), done: z.string() }),
+    files: TurnFilesSchema,
     argv: z.array(z.string()).describe('The command line, secret-looking values redacted.'),
     env: z.array(z.string()).describe('The names (only) of the variables the profile and the harness set.'),
     promptBytes: z.number().int(),
@@ -78,7 +92,10 @@ export const SessionStatusSchema = z.object({
   transcriptBytes: z.number().int(),
   hasResult: z.boolean(),
   exitCode: z.number().int().optional(),
-  turns: z.array(z.object({ turn: z.number().int(), status: TurnStatusSchema, exitCode: z.number().int().optional() })),
+  files: TurnFilesSchema,
+  turns: z
+    .array(z.object({ turn: z.number().int(), status: TurnStatusSchema, exitCode: z.number().int().optional(), uri: z.string().describe('Where that turn\'s result is read.') }))
+    .describe('Every turn of the session and how it ended.'),
 });
 
 export const ReadAnswerSchema = z.object({

@@ -8,12 +8,15 @@ import { floorOfLayer } from '../floor/policy.js';
 import type { Floor } from '../floor/rules.js';
 import type { LayerView } from '../layer/view.js';
 import type { ChildEnv } from '../platform/child-env.js';
+import { processGroupOf } from '../platform/proc.js';
 import { groupAlive, KILL_GRACE_MS } from './process.js';
 import { harnessPolicy, type HarnessPolicy } from './profiles.js';
 import type { KillAnswer, SessionList, SessionStatus } from './schemas.js';
 import { latestTurn, type Session, type SessionTurns } from './session.js';
 import type { SessionStore } from './store.js';
 import { stopTurn, type TurnHost } from './turn.js';
+import { turnUri, urisOfSession, urisOfTurn } from './resource-uris.js';
+import { turnTaskId } from './turn-task.js';
 import { HarnessRefusal } from './types.js';
 
 /** What a harness is made with (by src/runtime/harness-runtime.ts). */
@@ -30,6 +33,18 @@ export interface HarnessOptions {
   onTurnEnd?: (session: string, turn: number) => void;
   /** Called when a session starts, grows its transcript, ends a turn or goes (the live page). */
   onChange?: (session: string) => void;
+  /** Called when a turn starts or ends and when a session goes: what its readers are to be told. */
+  onNews?: (news: HarnessNews) => void;
+}
+
+/**
+ * What a change means to the readers of sessions, pushed rather than polled: the resource URIs it
+ * changed (a client subscribed to one hears `notifications/resources/updated`) and the turns that
+ * ended, as the ids of their MCP tasks (`<session>:<turn>`).
+ */
+export interface HarnessNews {
+  uris: string[];
+  endedTasks: string[];
 }
 
 /** The sessions by id and the state every part of the harness shares; the parts are handed it. */
@@ -43,6 +58,7 @@ export class SessionTable implements TurnHost {
   readonly graceMs: number;
   readonly #onTurnEnd: HarnessOptions['onTurnEnd'];
   readonly #onChange: HarnessOptions['onChange'];
+  readonly #onNews: HarnessOptions['onNews'];
   readonly #sessions = new Map<string, Session>();
   #layer: LayerView;
   #policy: HarnessPolicy;
@@ -60,6 +76,7 @@ export class SessionTable implements TurnHost {
     this.graceMs = options.killGraceMs ?? KILL_GRACE_MS;
     this.#onTurnEnd = options.onTurnEnd;
     this.#onChange = options.onChange;
+    this.#onNews = options.onNews;
     this.#layer = options.layer;
     this.#policy = harnessPolicy(options.layer);
     this.#floor = floorOfLayer(options.layer);
@@ -109,6 +126,7 @@ export class SessionTable implements TurnHost {
   /** Refuses a new running turn when the running ones and the launches under way fill max_live_sessions. */
   checkCapacity(): void {
     const max = this.#policy.limits.maxLiveSessions;
+    if (max === null) return;
     const live = this.liveCount + this.#starting;
     if (live >= max) {
       throw new HarnessRefusal(`spawn refused: ${live} sessions are running, the most the policy allows (max_live_sessions ${max}); wait for one to finish or kill one (session_list, session_kill)`);
@@ -140,11 +158,35 @@ export class SessionTable implements TurnHost {
     }
   }
 
+  /** Tells the readers of the session that a turn runs (once the session is listed). */
+  turnStarted(session: string, turn: number): void {
+    this.changed(session);
+    this.#tell({ uris: urisOfTurn(session, turn), endedTasks: [] });
+  }
+
   /** Tells the turn's end to whoever waits for it, then reaps beyond retention. */
   turnEnded(session: string, turn: number): void {
     this.#onTurnEnd?.(session, turn);
     this.changed(session);
+    this.#tell({ uris: urisOfTurn(session, turn), endedTasks: [turnTaskId(session, turn)] });
     void this.#reapBeyondRetention();
+  }
+
+  /** Takes a session out of the table (its files go with it): its readers hear that it is gone. */
+  async #drop(entry: Session): Promise<void> {
+    const session = entry.record.session;
+    this.#sessions.delete(session);
+    this.changed(session);
+    this.#tell({ uris: urisOfSession(session, entry.turns.map((t) => t.turn)), endedTasks: [] });
+    await this.store.remove(session);
+  }
+
+  #tell(news: HarnessNews): void {
+    try {
+      this.#onNews?.(news);
+    } catch {
+      // A listener's failure never stops an agent's turn.
+    }
   }
 
   /** Every session, running ones first, then the latest turn first. */
@@ -179,7 +221,13 @@ export class SessionTable implements TurnHost {
       transcriptBytes,
       hasResult: (turn.done?.answer ?? turn.parser?.answer ?? null) !== null,
       ...(turn.done?.exitCode === null || turn.done === null ? {} : { exitCode: turn.done.exitCode }),
-      turns: entry.turns.map((t) => ({ turn: t.turn, status: t.status, ...(t.done?.exitCode === null || t.done === null ? {} : { exitCode: t.done.exitCode }) })),
+      files: this.store.turnFiles(this.root, entry.record.session, turn.turn),
+      turns: entry.turns.map((t) => ({
+        turn: t.turn,
+        status: t.status,
+        ...(t.done?.exitCode === null || t.done === null ? {} : { exitCode: t.done.exitCode }),
+        uri: turnUri(entry.record.session, t.turn, 'result'),
+      })),
     };
   }
 
@@ -190,14 +238,32 @@ export class SessionTable implements TurnHost {
     // Reaping now would remove the directory the next turn is being started in.
     if (entry.launching !== null) throw new HarnessRefusal(`session ${input.session} has a turn starting; kill it once it runs (session_status shows it)`);
     if (last.status !== 'running') {
-      this.#sessions.delete(input.session);
-      this.changed(input.session);
-      await this.store.remove(input.session);
+      await this.#drop(entry);
       return { session: input.session, action: 'reaped', wasRunning: false };
     }
     const alive = last.pgid !== null && groupAlive(last.pgid);
     await stopTurn(last, 'killed', this.graceMs);
     return { session: input.session, action: alive ? 'terminated' : 'gone', wasRunning: true };
+  }
+
+  /**
+   * The depth stamped on the running agent whose process group holds one of `pids` (a client's
+   * process chain, nearest first), or null when none is an agent of this table. The server knows
+   * its own agents: a client that never passes `MAJORDOMUS_SPAWN_DEPTH` on to the MCP servers it
+   * starts (Codex passes a fixed set of variables) is still held to its depth.
+   */
+  agentDepthOf(pids: readonly number[]): number | null {
+    const groups = new Map<number, number>();
+    for (const entry of this.#sessions.values()) {
+      const turn = latestTurn(entry);
+      if (turn.status === 'running' && turn.pgid !== null && turn.agentDepth !== null) groups.set(turn.pgid, turn.agentDepth);
+    }
+    if (groups.size === 0) return null;
+    for (const pid of pids) {
+      const depth = groups.get(pid) ?? groups.get(processGroupOf(pid) ?? -1);
+      if (depth !== undefined) return depth;
+    }
+    return null;
   }
 
   /** A session's turns and their files, for the task board; unknown sessions are refused. */
@@ -232,10 +298,6 @@ export class SessionTable implements TurnHost {
     const excess = finished.length - this.#policy.limits.maxSessions;
     if (excess <= 0) return;
     finished.sort((a, b) => (a.turns.at(-1)?.done?.endedAt ?? '').localeCompare(b.turns.at(-1)?.done?.endedAt ?? ''));
-    for (const entry of finished.slice(0, excess)) {
-      this.#sessions.delete(entry.record.session);
-      this.changed(entry.record.session);
-      await this.store.remove(entry.record.session).catch(() => undefined);
-    }
+    for (const entry of finished.slice(0, excess)) await this.#drop(entry).catch(() => undefined);
   }
 }

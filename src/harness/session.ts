@@ -3,6 +3,7 @@
  * with) and its turns in memory, and the view of them the task board reads. A turn object is the
  * identity everything its process sends is attributed by, so a late exit never ends the wrong turn.
  */
+import type { LaunchAnswer } from './schemas.js';
 import type { LaunchRecord, SessionRecord, TurnDone, TurnStatus } from './store.js';
 import type { AgentName } from './types.js';
 import type { TurnParser } from './vendors/adapter.js';
@@ -25,6 +26,12 @@ export interface Turn {
   ended: Promise<void>;
   stderrTail: string;
   promptBytes: number;
+  /** How a send started it (a spawn's first turn, and a turn adopted from disk, say nothing). */
+  delivery: 'resumed' | 'steered' | null;
+  /** What spawn or send answers for it once it ended, kept: a finished task's result never changes. */
+  finalAnswer: LaunchAnswer | null;
+  /** The depth stamped on its agent; null for a turn adopted from disk (it runs nothing). */
+  agentDepth: number | null;
 }
 
 export interface Session {
@@ -69,6 +76,9 @@ export function endedTurn(done: TurnDone): Turn {
     ended: Promise.resolve(),
     stderrTail: '',
     promptBytes: 0,
+    delivery: null,
+    finalAnswer: null,
+    agentDepth: null,
   };
 }
 

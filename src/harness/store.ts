@@ -5,7 +5,7 @@
  * Every JSON document is written whole (temporary file, then rename): a reader never sees half.
  */
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { AgentName } from './types.js';
 
 export const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -57,6 +57,18 @@ export interface TurnDone {
   endedAt: string;
 }
 
+/** Where a turn's files are, relative to the checkout (`sessionInfo.files`, `session_status.files`). */
+export interface TurnFiles {
+  dir: string;
+  turnsDir: string;
+  turn: number;
+  turnDir: string;
+  transcript: string;
+  stderr: string;
+  done: string;
+  breadcrumb: string;
+}
+
 export interface StoredSession {
   record: SessionRecord;
   /** Every turn directory, by number, with its done.json if it has one. */
@@ -103,6 +115,22 @@ export class SessionStore {
 
   stderrPath(session: string, turn: number): string {
     return join(this.turnDir(session, turn), 'stderr.log');
+  }
+
+  /** The session's and the turn's files, relative to `root` (what a caller is shown). */
+  turnFiles(root: string, session: string, turn: number): TurnFiles {
+    const shown = (path: string): string => relative(root, path);
+    const turnDir = this.turnDir(session, turn);
+    return {
+      dir: shown(this.sessionDir(session)),
+      turnsDir: shown(join(this.sessionDir(session), 'turns')),
+      turn,
+      turnDir: shown(turnDir),
+      transcript: shown(this.transcriptPath(session, turn)),
+      stderr: shown(this.stderrPath(session, turn)),
+      done: shown(join(turnDir, 'done.json')),
+      breadcrumb: shown(join(this.sessionDir(session), 'session.json')),
+    };
   }
 
   /** How many bytes the turn's transcript holds; 0 when it has none (yet, or any more). */

@@ -46,6 +46,9 @@ export async function startTurn(host: TurnHost, entry: Session, prepared: Prepar
     ended: Promise.resolve(),
     stderrTail: '',
     promptBytes: Buffer.byteLength(prompt),
+    delivery: null,
+    finalAnswer: null,
+    agentDepth: prepared.agentDepth,
   };
   entry.turns.push(turn);
   record.turn = number;

@@ -19,7 +19,7 @@ import { rpcClient, type RpcClient } from '../platform/rpc.js';
 import { catalogFrom } from '../registry/catalog.js';
 import { urlOf } from '../shared/address.js';
 import { HARNESS_CALL_TIMEOUT_MS } from '../threads/harness-call.js';
-import { HARNESS_CONTROL_METHODS, type HarnessControl } from '../threads/harness.js';
+import { HARNESS_CONTROL_METHODS, NEWS_STREAM, type HarnessControl, type HarnessNews } from '../threads/harness.js';
 import { HOST_CONTROL_METHODS, type HostControl, type HttpStartMessage, type HttpWorkerData } from '../threads/http.js';
 import { decodeSnapshot, snapshotView } from '../threads/snapshot.js';
 import { CallDispatcher } from './dispatcher.js';
@@ -58,6 +58,8 @@ export class HttpService {
   #peerCount = 0;
   #stopping = false;
   #stopped: Promise<void> | null = null;
+  /** Ends the subscription to the harness's news when the thread stops. */
+  readonly #harnessNews = new AbortController();
 
   private constructor(data: HttpWorkerData) {
     this.#data = data;
@@ -90,6 +92,7 @@ export class HttpService {
       dispatcher: this.#dispatcher,
       host: this.#host,
       onPeerCount: (count) => (this.#peerCount = count),
+      harness,
     });
     this.#mcp = new McpEndpoint({
       backend: this.#backend,
@@ -100,6 +103,16 @@ export class HttpService {
       logs: onLogRecord,
     });
     this.#sweep = setInterval(() => this.#mcp.expireIdle(), Math.min(5_000, Math.max(50, data.idleSessionMs / 3)));
+    // Turn starts and ends reach the `/mcp` sessions (subscriptions, tasks) straight from the harness thread.
+    harness
+      ?.callWith('news', [], {
+        onEvent: (stream, news) => {
+          if (stream === NEWS_STREAM) this.#mcp.harnessNews(news as HarnessNews);
+        },
+        signal: this.#harnessNews.signal,
+        timeoutMs: Number.POSITIVE_INFINITY,
+      })
+      .catch(() => undefined);
     // The gateway's usage is summed where the tasks live (check_task, GET /api/v1/usage read it).
     this.#gateway = new Gateway({
       config: new GatewayConfigFile(join(data.root, data.localPath, CONFIG_FILE_NAME), posix.join(data.localPath, CONFIG_FILE_NAME)),
@@ -186,6 +199,7 @@ export class HttpService {
     this.#stopped ??= (async () => {
       this.#stopping = true;
       clearInterval(this.#sweep);
+      this.#harnessNews.abort();
       this.#page.close();
       this.#server?.close();
       this.#gateway.close();

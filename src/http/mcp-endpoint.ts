@@ -38,9 +38,12 @@ export const SPAWN_DEPTH_HEADER = 'Mcp-Spawn-Depth';
 export const CLIENT_PIDS_HEADER = 'Mcp-Client-Pids';
 const MAX_CLIENT_PIDS = 16;
 
-/** A depth header's value, or undefined when absent or not a small whole number. */
-function spawnDepthOf(header: string): number | undefined {
-  return /^\d{1,3}$/.test(header) ? Number(header) : undefined;
+/**
+ * The depth of a client over HTTP: its header's value, else 0 — a client nobody spawned (a bridge
+ * always says, an HTTP client of its own is top-level), never the owner's depth.
+ */
+function spawnDepthOf(header: string): number {
+  return /^\d{1,3}$/.test(header) ? Number(header) : 0;
 }
 
 /** How often an open session stream carries a comment, so nothing on the way thinks it dead. */
@@ -145,10 +148,9 @@ export class McpEndpoint {
         };
       }
       issued = randomUUID();
-      const depth = spawnDepthOf(spawnDepth);
       const session = new McpSession(this.#options.backend, {
         ...(peerHint === '' ? {} : { preferredPeerId: peerHint }),
-        ...(depth === undefined ? {} : { spawnDepth: depth }),
+        spawnDepth: spawnDepthOf(spawnDepth),
         clientPids: parsePids(clientPids, MAX_CLIENT_PIDS),
         ...(this.#options.logs ? { logs: this.#options.logs } : {}),
       });
@@ -246,6 +248,14 @@ export class McpEndpoint {
       ended += 1;
     }
     return ended;
+  }
+
+  /** A turn started or ended, a session went: every session hears what it subscribed to, and of its tasks. */
+  harnessNews(news: { uris: readonly string[]; endedTasks: readonly string[] }): void {
+    for (const open of this.#sessions.values()) {
+      open.session.resourcesChanged(news.uris);
+      open.session.tasksEnded(news.endedTasks);
+    }
   }
 
   /** A new generation of the layer serves: every session hears what changed (see McpSession.layerChanged). */

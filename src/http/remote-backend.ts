@@ -3,11 +3,13 @@
  * snapshot, capability calls through the dispatcher, and everything about peers (join, leave,
  * liveness, the instructions that list them) from the main thread, which owns the board.
  */
+import { harnessPolicy } from '../harness/profiles.js';
 import type { LayerView } from '../layer/view.js';
 import type { McpBackend } from '../mcp/session.js';
 import type { ToolTable } from '../mcp/projection.js';
 import type { RpcClient } from '../platform/rpc.js';
 import type { CallContext, CallOutcome } from '../platform/call.js';
+import type { HarnessControl } from '../threads/harness.js';
 import type { HostControl } from '../threads/http.js';
 import type { CallDispatcher } from './dispatcher.js';
 
@@ -21,6 +23,8 @@ export interface RemoteBackendOptions {
   host: RpcClient<HostControl>;
   /** Told the board's size after every join and leave (the thread's copy, for `GET /`). */
   onPeerCount(count: number): void;
+  /** The harness thread, which knows the agents it spawned (null: this server has none). */
+  harness: RpcClient<HarnessControl> | null;
 }
 
 export class RemoteMcpBackend implements McpBackend {
@@ -68,6 +72,17 @@ export class RemoteMcpBackend implements McpBackend {
 
   instructions(peerId: string): Promise<string> {
     return this.#options.host.instructions(peerId);
+  }
+
+  /** The depth of the agent this server spawned whose process chain a client is, or null. */
+  async agentDepth(clientPids: readonly number[]): Promise<number | null> {
+    if (this.#options.harness === null || clientPids.length === 0) return null;
+    return this.#options.harness.agentDepth([...clientPids]).catch(() => null);
+  }
+
+  /** The serving layer's `max_depth`: a client at it is offered no delegating tool. */
+  delegationLimit(): number {
+    return harnessPolicy(this.#layer).limits.maxDepth;
   }
 
   /** The peer made a request: it is alive (throttled, the board keeps seconds). */

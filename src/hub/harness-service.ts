@@ -5,14 +5,14 @@
  * as events, a cancel aborts it); the notices and the page's changes are subscriptions that end
  * when the caller cancels or the thread stops.
  */
-import { PROGRESS_STREAM, type CallOutcome } from '../platform/call.js';
+import { PROGRESS_STREAM, TASK_STREAM, type CallOutcome } from '../platform/call.js';
 import { errorMessage } from '../platform/errors.js';
 import type { RpcCallScope } from '../platform/rpc.js';
 import { pageHarnessState } from '../page/harness-state.js';
 import type { PageHarnessState } from '../page/state.js';
 import { HarnessRuntime } from '../runtime/harness-runtime.js';
 import type { UsageRecord } from '../tasks/usage.js';
-import { CHANGE_STREAM, NOTICE_STREAM, type HarnessStartMessage, type HarnessWorkerData } from '../threads/harness.js';
+import { CHANGE_STREAM, NEWS_STREAM, NOTICE_STREAM, type HarnessStartMessage, type HarnessWorkerData } from '../threads/harness.js';
 import { decodeSnapshot, snapshotView } from '../threads/snapshot.js';
 
 /** The live page needs no more than this many change events a second (see `changes`). */
@@ -80,12 +80,18 @@ export class HarnessService {
     }
   }
 
-  invoke(capabilityId: string, input: unknown, caller: string | null, depth: number | null, scope: RpcCallScope): Promise<CallOutcome> {
+  invoke(capabilityId: string, input: unknown, caller: string | null, depth: number | null, task: boolean, scope: RpcCallScope): Promise<CallOutcome> {
     return this.#served.runtime.outcome(capabilityId, input, caller, {
       onProgress: (line) => scope.emit(PROGRESS_STREAM, line),
       signal: scope.signal,
       ...(depth === null ? {} : { depth }),
+      ...(task ? { onTask: (taskId: string) => scope.emit(TASK_STREAM, taskId) } : {}),
     });
+  }
+
+  /** What each turn's start and end means to the readers of sessions, as events of the `harness-news` stream. */
+  news(scope: RpcCallScope): Promise<void> {
+    return this.#subscription(scope, () => this.#served.onNews((news) => scope.emit(NEWS_STREAM, news)));
   }
 
   /** Each notice for a peer, as an event of the `notice` stream. */
@@ -107,6 +113,10 @@ export class HarnessService {
         pace.cancel();
       };
     });
+  }
+
+  agentDepth(pids: number[]): number | null {
+    return this.#served.harness.agentDepthOf(pids);
   }
 
   recordUsage(record: UsageRecord): void {

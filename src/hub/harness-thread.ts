@@ -11,7 +11,7 @@ import { rpcClient } from '../platform/rpc.js';
 import { startThread } from '../platform/worker.js';
 import { harnessCall, HARNESS_CALL_TIMEOUT_MS } from '../threads/harness-call.js';
 import type { PeerNotice } from '../peers/notice.js';
-import { HARNESS_CONTROL_METHODS, NOTICE_STREAM, type HarnessControl, type HarnessStartMessage, type HarnessWorkerData } from '../threads/harness.js';
+import { HARNESS_CONTROL_METHODS, NEWS_STREAM, NOTICE_STREAM, type HarnessControl, type HarnessNews, type HarnessStartMessage, type HarnessWorkerData } from '../threads/harness.js';
 import { type CallContext, type CallOutcome } from '../platform/call.js';
 
 const STOP_TIMEOUT_MS = 30_000;
@@ -30,6 +30,10 @@ export interface HarnessThread {
   invoke(capabilityId: string, input: unknown, caller: string | null, call?: CallContext): Promise<CallOutcome>;
   /** Hands every notice for a peer to `deliver` until the thread stops. */
   onNotice(deliver: (notice: PeerNotice) => void): void;
+  /** Hands what each turn's start or end means to readers of sessions to `tell` until the thread stops. */
+  onNews(tell: (news: HarnessNews) => void): void;
+  /** The depth of the running agent a client's process chain belongs to, or null (also when the thread does not answer). */
+  agentDepth(pids: readonly number[]): Promise<number | null>;
   /** Stops every running agent, then the thread. Safe to call twice. */
   stop(): Promise<void>;
   /** Serves a new generation of the layer (profiles, policy); resolves once it does. */
@@ -90,6 +94,13 @@ export async function startHarnessThread(options: HarnessThreadOptions): Promise
         if (stream === NOTICE_STREAM) deliver(data as PeerNotice);
       };
       control.callWith('notices', [], { onEvent, timeoutMs: Number.POSITIVE_INFINITY }).catch(() => undefined);
+    },
+    agentDepth: (pids) => control.agentDepth([...pids]).catch(() => null),
+    onNews(tell) {
+      const onEvent = (stream: string, data: unknown): void => {
+        if (stream === NEWS_STREAM) tell(data as HarnessNews);
+      };
+      control.callWith('news', [], { onEvent, timeoutMs: Number.POSITIVE_INFINITY }).catch(() => undefined);
     },
     stop: () => worker.stop(),
   };

@@ -198,6 +198,13 @@ export class Owner {
     // The other checkouts see this one's sessions (read-only), as the session table says at each heartbeat.
     const table = harness;
     shared?.showSessions(async () => sessionRows(await table.invoke('harness.session_list', {}, null)));
+    // A turn started or ended: this process's own client hears what it subscribed to, and of its tasks.
+    harness.onNews((news) => {
+      for (const session of delivering.#localSessions) {
+        session.resourcesChanged(news.uris);
+        session.tasksEnded(news.endedTasks);
+      }
+    });
     owner.boardChanged(); // the numbering taken over is carried on at once
     if (http.fellBackFrom !== null) log.info(`port ${http.fellBackFrom} is taken; bound ${http.port} instead`);
     lease.url = http.url;
@@ -212,7 +219,7 @@ export class Owner {
 
   /** The owner's own stdio session. */
   session(preferredPeerId: string | null): McpSession {
-    const session = localSession(this.runtime, preferredPeerId);
+    const session = localSession(this.runtime, preferredPeerId, (pids) => this.#harness.agentDepth(pids));
     this.#localSessions.add(session);
     return session;
   }

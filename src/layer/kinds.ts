@@ -46,11 +46,18 @@ export const DocumentMetadataSchema = z.strictObject(markdownFields);
 /** The agents a profile can start (§8). */
 export const PROFILE_AGENTS = ['claude', 'codex', 'opencode', 'gemini', 'executor'] as const;
 
+/**
+ * A profile id: one or more segments joined by `/` (`team/claude-worker`, hyprpilot's
+ * `personal/engineer`), each starting with a letter or digit; scope globs match across `/`.
+ */
+export const PROFILE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*(?:\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
+
 export const ProfileMetadataSchema = z.strictObject({
   id: z
     .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must start with a letter or digit and use only letters, digits, ".", "_" and "-"')
-    .describe('The identity of the profile.'),
+    .max(200)
+    .regex(PROFILE_ID, 'must be segments joined by "/", each starting with a letter or digit and using only letters, digits, ".", "_" and "-"')
+    .describe('The identity of the profile (a family is written with `/`: `team/claude-worker`).'),
   agent: z.enum(PROFILE_AGENTS),
   command: text.optional().describe('Executable to run instead of the agent default.'),
   args: z.array(z.string()).optional(),
@@ -79,7 +86,7 @@ export const PolicyMetadataSchema = z.strictObject({
   harness: z
     .strictObject({
       max_sessions: positiveInt.optional(),
-      max_live_sessions: positiveInt.optional(),
+      max_live_sessions: z.int().min(0).optional().describe('Sessions with a turn running at once; absent or 0: no ceiling.'),
       max_depth: positiveInt.optional(),
       include_profiles: z.array(text).optional().describe('Globs of the profile ids the harness may start (`*` crosses `/`); absent: every nominated profile, `[]`: none.'),
       exclude_profiles: z.array(text).optional().describe('Globs of profile ids the harness never starts; exclude beats include.'),
@@ -134,6 +141,16 @@ function nestedMarkdown(dir: string): (relative: string) => string | undefined {
   return (relative) => {
     if (!relative.startsWith(prefix) || !relative.endsWith('.md')) return undefined;
     const identity = relative.slice(prefix.length, -3);
+    return identity === '' || identity.endsWith('/') ? undefined : identity;
+  };
+}
+
+/** `<dir>/**\/*.yaml`: the path below `dir` without `.yaml`. */
+function nestedYaml(dir: string): (relative: string) => string | undefined {
+  const prefix = `${dir}/`;
+  return (relative) => {
+    if (!relative.startsWith(prefix) || !relative.endsWith('.yaml')) return undefined;
+    const identity = relative.slice(prefix.length, -'.yaml'.length);
     return identity === '' || identity.endsWith('/') ? undefined : identity;
   };
 }
@@ -194,12 +211,14 @@ export const KINDS: { readonly [K in ObjectKind]: KindSpec } = {
   document: markdownKind('document', 'knowledge/**/*.md', nestedMarkdown('knowledge')),
   profile: {
     kind: 'profile',
-    where: 'profiles/*.yaml',
+    // Families nest: `profiles/team/claude-worker.yaml` holds `id: team/claude-worker` by convention;
+    // the identity is the `id` field wherever the file sits (docs/HARNESS.md, "Profiles").
+    where: 'profiles/**/*.yaml',
     mediaType: 'application/yaml',
     format: 'yaml',
     frontMatterRequired: false,
     schema: KIND_SCHEMAS.profile,
-    match: flatFile('profiles', '.yaml'),
+    match: nestedYaml('profiles'),
     identity: (pathIdentity, metadata) => stringField(metadata, 'id') ?? pathIdentity,
     title: (identity) => identity,
     description: yamlDescription,

@@ -17,4 +17,14 @@ export interface McpBackend {
   join(client: PeerClient, preferredPeerId: string | null, clientPids: readonly number[]): Promise<{ peerId: string; instructions: string }>;
   leave(peerId: string): void;
   instructions(peerId: string): Promise<string>;
+  /**
+   * The delegation limit (the policy's `max_depth`): a client at this depth or deeper is offered no
+   * delegating tool. Absent: no limit applies here.
+   */
+  delegationLimit?(): number;
+  /**
+   * The depth the harness stamped on the running agent whose process chain `clientPids` is (the
+   * client is an agent this server spawned), or null. Absent: no harness here.
+   */
+  agentDepth?(clientPids: readonly number[]): Promise<number | null>;
 }

@@ -7,15 +7,20 @@
  * every transport writes the same frame.
  */
 
-/** A successful `tools/call` result whose output is the JSON text `json`. */
+/**
+ * A successful `tools/call` result whose output is the JSON text `json`; `meta` is its `_meta`
+ * (`tasks/result` names the task the result belongs to).
+ */
 export class ToolResult {
   readonly json: string;
-  constructor(json: string) {
+  readonly meta: Record<string, unknown> | undefined;
+  constructor(json: string, meta?: Record<string, unknown>) {
     this.json = json;
+    this.meta = meta;
   }
   /** Serialized anywhere but in a frame (a log line, a test), it is the result as MCP spells it. */
   toJSON(): unknown {
-    return { content: [{ type: 'text', text: this.json }], structuredContent: JSON.parse(this.json) as unknown };
+    return { content: [{ type: 'text', text: this.json }], structuredContent: JSON.parse(this.json) as unknown, ...(this.meta === undefined ? {} : { _meta: this.meta }) };
   }
 }
 
@@ -28,6 +33,7 @@ function isToolResultResponse(value: unknown): value is { jsonrpc: '2.0'; id: st
 /** The frame's text: `JSON.stringify`, with a tool result's output written as the text it came as. */
 export function frameText(value: unknown): string {
   if (!isToolResultResponse(value)) return JSON.stringify(value);
-  const { json } = value.result;
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(value.id)},"result":{"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json}}}`;
+  const { json, meta } = value.result;
+  const tail = meta === undefined ? '' : `,"_meta":${JSON.stringify(meta)}`;
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(value.id)},"result":{"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json}${tail}}}`;
 }

@@ -31,16 +31,21 @@ export function readInitialize(params: Params): InitializeRequest {
   };
 }
 
-export function initializeResult(protocolVersion: string, instructions: string): unknown {
+/**
+ * What the server declares. `tasks` only where the protocol agreed has them (2025-11-25): tool
+ * calls may run as tasks, which a client may list and cancel.
+ */
+export function initializeResult(protocolVersion: string, instructions: string, offer: { tasks: boolean } = { tasks: false }): unknown {
   return {
     protocolVersion,
-    // claude/channel: task notices (a question, an end) reach a client that declared it too.
+    // claude/channel: task notices and turn ends reach a client that declared it too.
     // The layer stays fresh: a reload tells the client (list_changed, updated for subscriptions).
     // logging: the server's warnings reach the client as notifications/message (src/mcp/logging.ts).
     capabilities: {
       tools: { listChanged: false },
       resources: { subscribe: true, listChanged: true },
       logging: {},
+      ...(offer.tasks ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
       experimental: { 'claude/channel': {} },
     },
     serverInfo: { name: 'majordomus', version: VERSION },

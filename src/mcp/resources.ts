@@ -1,7 +1,8 @@
 /**
  * The resources of a session: the layer's objects (listed in pages with an opaque cursor, read as
- * they are), capabilities read at a URI or a URI template, and the client's subscriptions to
- * objects — told when a new generation of the layer changed one.
+ * they are), capabilities read at a URI or a URI template, and the client's subscriptions — to
+ * objects, told when a new generation of the layer changed one, and to what a capability reads
+ * (a session, a turn), told when its host says it changed (a turn started or ended).
  */
 import { RPC } from '../platform/jsonrpc.js';
 import type { McpBackend } from './backend.js';
@@ -80,14 +81,28 @@ export class SessionResources {
     throw new RequestError(RPC.resourceNotFound, `Resource not found: ${uri}`);
   }
 
-  /** Only the layer's objects can be subscribed to: they are what a reload changes. */
-  subscribe(params: Params): unknown {
+  /**
+   * A layer object, or a resource a capability reads that can be read now (a session that exists,
+   * a turn it reached): subscribing to what is not there would never be told anything.
+   */
+  async subscribe(params: Params, caller: string | null): Promise<unknown> {
     const uri = requiredString(params, 'uri', 'resources/subscribe');
     if (this.#backend.object(uri) === undefined) {
-      throw new RequestError(RPC.resourceNotFound, `Resource not found: ${uri} (only the layer's objects can be subscribed to; resources/list names them)`);
+      const route = this.#backend.tools.resources.find((candidate) => candidate.match(uri) !== null);
+      if (route === undefined) {
+        throw new RequestError(RPC.resourceNotFound, `Resource not found: ${uri} (the layer's objects, resources/list, and the sessions' resources, resources/templates/list, can be subscribed to)`);
+      }
+      const outcome = await this.#backend.invoke(route.capabilityId, route.match(uri), caller);
+      if (!outcome.ok) throw new RequestError(outcome.code === 'internal' || outcome.code === 'busy' ? RPC.internalError : RPC.resourceNotFound, `${uri}: ${outcome.message}`);
     }
     this.#subscriptions.add(uri);
     return {};
+  }
+
+  /** What a capability reads changed at these URIs: the client hears each it subscribed to. */
+  updated(uris: readonly string[], send: StreamSend): void {
+    if (this.#subscriptions.size === 0) return;
+    for (const uri of uris) if (this.#subscriptions.has(uri)) send('notifications/resources/updated', { uri });
   }
 
   /** Unsubscribing from a URI this session never subscribed to changes nothing. */

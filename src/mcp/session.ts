@@ -5,9 +5,14 @@
  *
  * This file is the session's dispatch and lifecycle: JSON-RPC in and out, `initialize`, `ping`,
  * cancellation, `close()`. Its jobs are each in a module of their own: the tools (src/mcp/tools.ts),
- * the resources and subscriptions (src/mcp/resources.ts), the notifications tied to no request
- * (src/mcp/notifications.ts), the requests under way (src/mcp/in-flight.ts), the server's log lines
- * and the client's level for them (src/mcp/logging.ts).
+ * the resources and subscriptions (src/mcp/resources.ts), MCP tasks (src/mcp/tasks.ts), the
+ * notifications tied to no request (src/mcp/notifications.ts), the requests under way
+ * (src/mcp/in-flight.ts), the server's log lines and the client's level for them
+ * (src/mcp/logging.ts).
+ *
+ * At `initialize` the session decides what it offers: tasks when the protocol agreed has them
+ * (2025-11-25), and no delegating tool to a client at the delegation limit (its depth, from
+ * `MAJORDOMUS_SPAWN_DEPTH` or its bridge's header, at the policy's `max_depth`).
  *
  * Requests run concurrently. A tool call is tracked by its id while it runs: a
  * `notifications/cancelled` naming it (or `close()`) aborts its signal, and a cancelled request is
@@ -27,7 +32,8 @@ import { SessionLogging, type LogSource } from './logging.js';
 import { SessionStream } from './notifications.js';
 import { isObject, RequestError, type NotificationSink, type Params, type RequestScope } from './request.js';
 import { SessionResources } from './resources.js';
-import { callTool, listTools } from './tools.js';
+import { asksForTask, hasTasks, SessionTasks } from './tasks.js';
+import { callTool, listTools, type ToolCaller, type ToolOffer } from './tools.js';
 
 export type { McpBackend } from './backend.js';
 export { progressTokenOf, type NotificationSink } from './request.js';
@@ -50,13 +56,17 @@ export class McpSession {
   #protocolVersion: string | null = null;
   #closed = false;
   readonly #preferredPeerId: string | undefined;
-  readonly #spawnDepth: number | undefined;
+  /** The client's depth: as it said (its environment, its bridge's header), or the harness's for an agent it spawned. */
+  #spawnDepth: number | undefined;
   readonly #clientPids: readonly number[];
   readonly #inFlight = new InFlight();
   readonly #stream = new SessionStream();
   readonly #resources: SessionResources;
   readonly #logging = new SessionLogging((params) => this.notify('notifications/message', params));
   readonly #stopLogs: () => void;
+  readonly #tasks: SessionTasks;
+  /** What the session offers, decided at initialize (before it: what the backend says now). */
+  #offer: ToolOffer | null = null;
 
   /**
    * `preferredPeerId`: the identity this client had on a server that is gone (see PeerBoard.join).
@@ -72,6 +82,7 @@ export class McpSession {
     this.#preferredPeerId = options.preferredPeerId;
     this.#resources = new SessionResources(backend);
     this.#stopLogs = options.logs?.((record) => this.#logging.deliver(record)) ?? (() => undefined);
+    this.#tasks = new SessionTasks(backend);
   }
 
   get peerId(): string | null {
@@ -117,6 +128,17 @@ export class McpSession {
     this.#resources.layerChanged(changed, (method, params) => this.notify(method, params));
   }
 
+  /** Resources read through capabilities changed (a turn started or ended): subscribers hear each. */
+  resourcesChanged(uris: readonly string[]): void {
+    this.#resources.updated(uris, (method, params) => this.notify(method, params));
+  }
+
+  /** These tasks' work ended: the client hears the status of each of its own. */
+  tasksEnded(taskIds: readonly string[]): void {
+    if (!this.#offered().tasks) return;
+    this.#tasks.ended(taskIds, this.#caller(), (frame) => this.notify(frame.method, frame.params));
+  }
+
   /** Cancels a tool call under way (its signal aborts, it gets no answer); false when none has that id. */
   cancel(requestId: JsonRpcId, reason = 'the client cancelled the request'): boolean {
     return this.#inFlight.cancel(requestId, reason);
@@ -160,8 +182,8 @@ export class McpSession {
     if (!isJsonRpcId(id)) return errorResponse(null, RPC.invalidRequest, 'Invalid Request: id must be a string or number');
     const params = message.params === undefined ? {} : message.params;
     if (!isObject(params)) return errorResponse(id, RPC.invalidParams, 'Invalid params: params must be an object');
-    // Only a tool call runs long enough to be worth cancelling; the rest answer at once.
-    const controller = method === 'tools/call' ? this.#inFlight.start(id) : null;
+    // Only a tool call and a task's result run long enough to be worth cancelling; the rest answer at once.
+    const controller = method === 'tools/call' || method === 'tasks/result' ? this.#inFlight.start(id) : null;
     try {
       const work = this.#request(method, params, { signal: controller?.signal ?? NEVER_ABORTED, notify });
       const result = controller ? await untilAborted(work, controller.signal) : await work;
@@ -194,9 +216,16 @@ export class McpSession {
       case 'ping':
         return {};
       case 'tools/list':
-        return listTools(this.#backend);
+        return listTools(this.#backend, this.#offered());
       case 'tools/call':
-        return callTool(this.#backend, params, scope, { peerId: this.#peerId, spawnDepth: this.#spawnDepth });
+        // A client whose protocol has no tasks gets the call it always got, task or not.
+        if (this.#offered().tasks && asksForTask(params)) return this.#tasks.create(params, scope, this.#caller(), this.#offered());
+        return callTool(this.#backend, params, scope, this.#caller(), this.#offered());
+      case 'tasks/get':
+      case 'tasks/result':
+      case 'tasks/list':
+      case 'tasks/cancel':
+        return this.#task(method, params, scope);
       case 'resources/list':
         return this.#resources.list(params);
       case 'resources/templates/list':
@@ -204,7 +233,7 @@ export class McpSession {
       case 'resources/read':
         return this.#resources.read(params, this.#peerId);
       case 'resources/subscribe':
-        return this.#resources.subscribe(params);
+        return this.#resources.subscribe(params, this.#peerId);
       case 'resources/unsubscribe':
         return this.#resources.unsubscribe(params);
       case 'logging/setLevel':
@@ -219,6 +248,11 @@ export class McpSession {
     const request = readInitialize(params);
     this.#stream.declare(request.experimental);
     this.#protocolVersion = request.protocolVersion;
+    // An agent this server spawned is at the depth the harness gave it, whatever its client
+    // passed on to majordomus (Codex starts MCP servers with a fixed set of variables).
+    const stamped = await this.#backend.agentDepth?.(this.#clientPids);
+    if (stamped !== undefined && stamped !== null) this.#spawnDepth = Math.max(this.#spawnDepth ?? 0, stamped);
+    this.#offer = this.#decideOffer();
     let instructions: string;
     if (this.#peerId === null) {
       const joined = await this.#backend.join(request.client, this.#preferredPeerId ?? null, this.#clientPids);
@@ -227,6 +261,50 @@ export class McpSession {
     } else {
       instructions = await this.#backend.instructions(this.#peerId);
     }
-    return initializeResult(this.#protocolVersion, instructions);
+    return initializeResult(this.#protocolVersion, this.#withoutWithheldGuidance(instructions), { tasks: this.#offer.tasks });
+  }
+
+  /** What this session offers: its depth against the delegation limit, its protocol against tasks. */
+  #decideOffer(): ToolOffer {
+    const depth = this.#spawnDepth ?? 0;
+    const limit = this.#backend.delegationLimit?.();
+    const tasks = hasTasks(this.#protocolVersion);
+    if (limit === undefined || depth < limit) return { delegates: true, tasks };
+    return { delegates: false, tasks, withheld: `delegation limit (depth ${depth}, max ${limit})` };
+  }
+
+  #offered(): ToolOffer {
+    this.#offer ??= this.#decideOffer();
+    return this.#offer;
+  }
+
+  #caller(): ToolCaller {
+    return { peerId: this.#peerId, spawnDepth: this.#spawnDepth };
+  }
+
+  /** The instructions without the lines that would point a client at a tool it is not offered. */
+  #withoutWithheldGuidance(instructions: string): string {
+    if (this.#offered().delegates) return instructions;
+    const withheld = new Set([...(this.#backend.tools.delegating?.values() ?? [])].filter((line): line is string => line !== null));
+    return instructions
+      .split('\n')
+      .filter((line) => !withheld.has(line))
+      .join('\n');
+  }
+
+  /** The `tasks/*` methods: only for a session whose protocol has tasks (else there is no such method). */
+  async #task(method: string, params: Params, scope: RequestScope): Promise<unknown> {
+    if (!this.#offered().tasks) throw new RequestError(RPC.methodNotFound, `Method not found: ${method} (tasks need protocol 2025-11-25; this session agreed ${this.#protocolVersion ?? 'none yet'})`);
+    const caller = this.#caller();
+    switch (method) {
+      case 'tasks/get':
+        return this.#tasks.get(params, caller);
+      case 'tasks/result':
+        return this.#tasks.result(params, scope, caller);
+      case 'tasks/list':
+        return this.#tasks.list(params, caller);
+      default:
+        return this.#tasks.cancel(params, caller);
+    }
   }
 }

@@ -27,7 +27,15 @@ export interface CallContext {
   signal?: AbortSignal;
   /** The caller's `MAJORDOMUS_SPAWN_DEPTH` (a bridge reports its own); absent: the server's. */
   depth?: number;
+  /**
+   * Set when the caller asked for a task (MCP): the call answers as soon as its work has started,
+   * whatever it was asked to wait for, and names the task here before it answers.
+   */
+  onTask?: (taskId: string) => void;
 }
 
 /** The RPC event stream on which a call crossing a thread reports its progress (each event a string). */
 export const PROGRESS_STREAM = 'progress';
+
+/** The RPC event stream on which a call crossing a thread names the task it started (one string). */
+export const TASK_STREAM = 'task';

@@ -26,6 +26,8 @@ export interface CapabilityEntry {
   volatile?: true;
   /** Wire errors it may answer beyond those every capability of its kind may (OpenAPI lists them). */
   refusals?: readonly WireErrorCode[];
+  /** It starts, drives or reads other agents (see `CapabilityDescriptor.delegation`). */
+  delegation?: true;
   input_schema: JsonSchema;
   output_schema: JsonSchema;
 }
@@ -55,6 +57,7 @@ export function catalogEntry(d: CapabilityDescriptor): CapabilityEntry {
     ...(d.guidance === undefined ? {} : { guidance: d.guidance }),
     ...(d.volatile === true ? { volatile: true as const } : {}),
     ...(d.refusals === undefined ? {} : { refusals: d.refusals }),
+    ...(d.delegation === true ? { delegation: true as const } : {}),
     input_schema: jsonSchemaOf(d.input, 'input'),
     output_schema: jsonSchemaOf(d.output, 'output'),
   };

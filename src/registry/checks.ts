@@ -99,6 +99,19 @@ export function registryViolations(descriptors: readonly CapabilityDescriptor[])
     }
   }
 
+  // A tool's tasks are answered by two capabilities it names: a query and a command.
+  const byId = new Map(descriptors.map((d) => [d.id, d]));
+  for (const d of descriptors) {
+    const task = d.exposure.mcp?.task;
+    if (task === undefined) continue;
+    if (d.exposure.mcp?.tool === undefined) violations.push(`${d.id}: only a tool can run as an MCP task`);
+    for (const [role, id, kind] of [['state', task.state, 'query'], ['cancel', task.cancel, 'command']] as const) {
+      const companion = byId.get(id);
+      if (companion === undefined) violations.push(`${d.id}: its task ${role} capability ${id} does not exist`);
+      else if (companion.kind !== kind) violations.push(`${d.id}: its task ${role} capability ${id} is a ${companion.kind}, not a ${kind}`);
+    }
+  }
+
   for (const [what, map] of Object.entries(owners)) {
     for (const [key, ids] of map) {
       if (ids.length > 1) violations.push(`duplicate ${what} "${key}": ${ids.join(', ')}`);

@@ -28,8 +28,20 @@ export type Stability = 'stable' | 'experimental' | 'deprecated';
 export const CAPABILITY_READS = ['registry', 'layer', 'peers', 'harness'] as const;
 export type CapabilityReads = (typeof CAPABILITY_READS)[number];
 
+/**
+ * The capabilities that answer the MCP tasks of a tool that may run as one (MCP 2025-11-25,
+ * `execution.taskSupport: "optional"`): `state` a query taking `{task, tool, result?, wait_seconds?}`
+ * and answering `{task: {taskId, status, statusMessage, createdAt, lastUpdatedAt}, result?}`,
+ * `cancel` a command taking `{task, tool}` and answering `{task, stopped}`. The projection knows
+ * nothing else of what a task is.
+ */
+export interface TaskCompanions {
+  state: string;
+  cancel: string;
+}
+
 export interface Exposure {
-  mcp?: { tool?: string; resource?: string };
+  mcp?: { tool?: string; resource?: string; task?: TaskCompanions };
   http?: { method: 'GET' | 'POST'; path: string };
   cli?: { path: string };
 }
@@ -60,6 +72,11 @@ export interface CapabilityDescriptor<I extends z.ZodType = z.ZodType, O extends
    * the checkout (an agent that talks to its model's API).
    */
   effects?: { destructive?: boolean; openWorld?: boolean };
+  /**
+   * It starts, drives or reads other agents' sessions: a client at the delegation limit (its depth
+   * at the policy's `max_depth`) is not offered it at all, as hyprpilot injects no harness there.
+   */
+  delegation?: boolean;
   /** Wire errors this capability may answer beyond the ones every capability of its kind may. */
   refusals?: readonly WireErrorCode[];
   /**

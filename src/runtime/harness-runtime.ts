@@ -9,7 +9,8 @@ import type { PeerNotice } from '../peers/notice.js';
 import { errorMessage } from '../platform/errors.js';
 import { log } from '../platform/log.js';
 import { SessionStore } from '../harness/store.js';
-import { Harness } from '../harness/table.js';
+import { turnEndNotice } from '../harness/turn-notice.js';
+import { Harness, type HarnessNews } from '../harness/table.js';
 import { TaskBoard } from '../tasks/board.js';
 import { BUILTIN_CAPABILITIES } from '../capabilities/index.js';
 import { buildRegistry } from '../registry/registry.js';
@@ -32,6 +33,7 @@ export class HarnessRuntime {
   readonly runtime: Runtime;
   readonly #noticeListeners = new Set<(notice: PeerNotice) => void>();
   readonly #changeListeners = new Set<(session: string) => void>();
+  readonly #newsListeners = new Set<(news: HarnessNews) => void>();
 
   constructor(options: HarnessRuntimeOptions) {
     const { layer, generation } = options;
@@ -43,7 +45,11 @@ export class HarnessRuntime {
       store: new SessionStore(options.harnessDir),
       depth: options.depth,
       onChange: (session) => this.#changeListeners.forEach((tell) => tell(session)),
-      onTurnEnd: (session) => void tasks?.turnEnded(session).catch((error: unknown) => log.warn(`task notice for ${session} failed: ${errorMessage(error)}`)),
+      onNews: (news) => this.#newsListeners.forEach((tell) => tell(news)),
+      onTurnEnd: (session, turn) => {
+        this.#tellSpawner(session, turn);
+        void tasks?.turnEnded(session).catch((error: unknown) => log.warn(`task notice for ${session} failed: ${errorMessage(error)}`));
+      },
     });
     tasks = new TaskBoard({ harness: this.harness, notify: (notice) => this.#noticeListeners.forEach((deliver) => deliver(notice)) });
     this.tasks = tasks;
@@ -59,7 +65,18 @@ export class HarnessRuntime {
     });
   }
 
-  /** Hands each notice for a peer (a task asked or ended) to `deliver`; answers the unsubscribe. */
+  /** The peer that spawned the session hears that its turn ended (an executor task's, from the task board). */
+  #tellSpawner(session: string, turn: number): void {
+    let notice: PeerNotice | null;
+    try {
+      notice = turnEndNotice(this.harness.turnsOf(session), turn);
+    } catch {
+      return; // reaped meanwhile
+    }
+    if (notice !== null) for (const deliver of this.#noticeListeners) deliver(notice);
+  }
+
+  /** Hands each notice for a peer (a task asked or ended, a turn ended) to `deliver`; answers the unsubscribe. */
   onNotice(deliver: (notice: PeerNotice) => void): () => void {
     this.#noticeListeners.add(deliver);
     return () => this.#noticeListeners.delete(deliver);
@@ -72,6 +89,12 @@ export class HarnessRuntime {
   onChange(tell: (session: string) => void): () => void {
     this.#changeListeners.add(tell);
     return () => this.#changeListeners.delete(tell);
+  }
+
+  /** Tells `tell` what each turn's start or end and each session's going means to readers; answers the unsubscribe. */
+  onNews(tell: (news: HarnessNews) => void): () => void {
+    this.#newsListeners.add(tell);
+    return () => this.#newsListeners.delete(tell);
   }
 
   /** The layer generation served. */

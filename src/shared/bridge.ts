@@ -92,9 +92,9 @@ export class HttpBridge {
     };
     if (this.#sessionId !== null) headers['Mcp-Session-Id'] = this.#sessionId;
     if (options.peerHint) headers['Mcp-Peer-Id'] = options.peerHint;
-    // An agent the harness spawned carries its depth; the server holds its spawns to max_depth.
-    const depth = settings().spawnDepth;
-    if (depth !== null) headers['Mcp-Spawn-Depth'] = String(depth);
+    // Its client's own depth: an agent the harness spawned carries one, a client nobody spawned is
+    // at 0 (never the owner's: the owner may itself be a spawned agent).
+    headers['Mcp-Spawn-Depth'] = String(settings().spawnDepth ?? 0);
     // The agent behind this bridge, for the git guard to tell peers apart (sent with initialize only).
     if (this.#sessionId === null) headers['Mcp-Client-Pids'] = CLIENT_PIDS;
     // The response of a streamed answer is held until the stream ends; everything else goes on at once.

@@ -57,7 +57,7 @@ function capped(text: string): string {
 }
 
 /** What the task capabilities may do with the board. */
-export type TaskAccess = Pick<TaskBoard, 'run' | 'reply' | 'check' | 'cancel' | 'usageSnapshot'>;
+export type TaskAccess = Pick<TaskBoard, 'run' | 'reply' | 'check' | 'checkAt' | 'cancel' | 'cancelTurn' | 'usageSnapshot'>;
 
 export class TaskBoard {
   readonly #harness: HarnessAccess;
@@ -104,12 +104,27 @@ export class TaskBoard {
   }
 
   async check(input: { task_id: string; full?: boolean }): Promise<TaskState> {
+    return this.#state(this.#task(input.task_id), input.full === true);
+  }
+
+  /**
+   * The task as it stood when its turn `turn` ended (or stands, while it runs): what run_task
+   * answers for that turn, whatever turns came after (an MCP task names one turn).
+   */
+  async checkAt(input: { task_id: string; turn: number }): Promise<TaskState> {
     const view = this.#task(input.task_id);
+    const turns = view.turns.filter((t) => t.turn <= input.turn);
+    if (turns.at(-1)?.turn !== input.turn) throw new HarnessRefusal(`task ${input.task_id} has no turn ${input.turn}`, 'not_found');
+    const latest = turns.length === view.turns.length;
+    return this.#state({ ...view, turns, launching: latest && view.launching }, false, latest);
+  }
+
+  async #state(view: SessionTurns, full: boolean, latest = true): Promise<TaskState> {
     const outcomes = await Promise.all(view.turns.map((turn) => this.#outcome(view.session, turn)));
     const last = view.turns.at(-1) as SessionTurns['turns'][number];
     const lastOutcome = outcomes.at(-1) as TurnOutcome;
     const running = view.launching || last.status === 'running';
-    const cancelled = !running && (last.status === 'killed' || (await this.#cancelledMark(view.session)));
+    const cancelled = !running && (last.status === 'killed' || (latest && (await this.#cancelledMark(view.session))));
     let status: TaskState['status'];
     let error: string | null = null;
     if (running) status = 'running';
@@ -140,7 +155,7 @@ export class TaskBoard {
         prompt_tokens: outcomes.reduce((sum, o) => sum + o.usage.prompt_tokens, 0),
         completion_tokens: outcomes.reduce((sum, o) => sum + o.usage.completion_tokens, 0),
       },
-      ...(result === null || running ? {} : { result: input.full ? result : headAndTail(result) }),
+      ...(result === null || running ? {} : { result: full ? result : headAndTail(result) }),
       ...(error === null ? {} : { error }),
       ...(gateway === null ? {} : { gateway }),
     };
@@ -149,10 +164,26 @@ export class TaskBoard {
   async cancel(input: { task_id: string }): Promise<CancelAnswer> {
     const before = await this.check({ task_id: input.task_id });
     if (before.status !== 'running' && before.status !== 'waiting') return { task_id: input.task_id, status: before.status, was_running: false };
+    const view = this.#task(input.task_id);
+    if (view.launching) throw new HarnessRefusal(`task ${input.task_id} has a turn starting; cancel it once it runs (check_task shows it)`);
     // Marked first: the turn's end (and its notice) already reads as cancelled.
     await writeFile(join(this.#harness.sessionDir(input.task_id), 'task.json'), `${JSON.stringify({ cancelled_at: new Date().toISOString() })}\n`, { mode: 0o600 });
-    if (before.status === 'running') await this.#harness.kill({ session: input.task_id });
+    // That turn only: a turn that ended meanwhile is left as it is, and the session is never reaped.
+    const last = view.turns.at(-1) as SessionTurns['turns'][number];
+    if (before.status === 'running') await this.#harness.stopTurn({ session: input.task_id, turn: last.turn });
     return { task_id: input.task_id, status: 'cancelled', was_running: before.status === 'running' };
+  }
+
+  /**
+   * Cancels the task's turn `turn` if it still runs (an MCP task names one turn): marked
+   * cancelled, then stopped. A turn that has ended, or a later one, is left alone; answers
+   * whether it stopped one.
+   */
+  async cancelTurn(input: { task_id: string; turn: number }): Promise<boolean> {
+    const view = this.#task(input.task_id);
+    if (view.turns.find((t) => t.turn === input.turn)?.status !== 'running') return false;
+    await writeFile(join(this.#harness.sessionDir(input.task_id), 'task.json'), `${JSON.stringify({ cancelled_at: new Date().toISOString() })}\n`, { mode: 0o600 });
+    return this.#harness.stopTurn({ session: input.task_id, turn: input.turn });
   }
 
   recordUsage(record: UsageRecord): void {

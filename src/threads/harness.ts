@@ -6,6 +6,9 @@ import type { MessagePort } from 'node:worker_threads';
 import type { CallOutcome } from '../platform/call.js';
 import type { UsageRecord } from '../tasks/usage.js';
 import type { PageHarnessState } from '../page/state.js';
+import type { HarnessNews } from '../harness/table.js';
+
+export type { HarnessNews } from '../harness/table.js';
 
 /** Given to the harness thread at start. */
 export interface HarnessWorkerData {
@@ -26,8 +29,11 @@ export type HarnessStartMessage = { type: 'ready' } | { type: 'failed'; reason: 
 
 /** What the harness thread offers the main and HTTP threads (src/threads/rpc.ts). */
 export interface HarnessControl {
-  /** Runs a harness capability; a follow's lines arrive as events of the call. */
-  invoke(capabilityId: string, input: unknown, caller: string | null, depth: number | null): Promise<CallOutcome>;
+  /**
+   * Runs a harness capability; a follow's lines arrive as events of the call (`progress`), and,
+   * when `task` (the caller asked for an MCP task), the task's id as a `task` event.
+   */
+  invoke(capabilityId: string, input: unknown, caller: string | null, depth: number | null, task: boolean): Promise<CallOutcome>;
   /** Stops every running agent's process group. */
   stop(): Promise<void>;
   /**
@@ -47,7 +53,18 @@ export interface HarnessControl {
    * session id); the call ends when the thread stops or the caller cancels it.
    */
   changes(): Promise<void>;
+  /**
+   * A subscription like `notices`: what each turn's start or end and each session's going means to
+   * the readers of sessions (`HarnessNews`: resource URIs, ended tasks) arrives as an event of the
+   * `harness-news` stream; the call ends when the thread stops or the caller cancels it.
+   */
+  news(): Promise<void>;
+  /** The depth of the running agent whose process chain `pids` is (a client's), or null: see `Harness.agentDepthOf`. */
+  agentDepth(pids: number[]): Promise<number | null>;
 }
+
+/** The RPC event stream of `HarnessControl.news` (each event a `HarnessNews`). */
+export const NEWS_STREAM = 'harness-news';
 
 /** The RPC event stream of `HarnessControl.changes` (each event a session id). */
 export const CHANGE_STREAM = 'page-change';
@@ -55,4 +72,4 @@ export const CHANGE_STREAM = 'page-change';
 /** The RPC event stream of `HarnessControl.notices` (each event a `PeerNotice`). */
 export const NOTICE_STREAM = 'notice';
 
-export const HARNESS_CONTROL_METHODS = ['invoke', 'stop', 'notices', 'recordUsage', 'useSnapshot', 'pageState', 'changes'] as const satisfies ReadonlyArray<keyof HarnessControl>;
+export const HARNESS_CONTROL_METHODS = ['invoke', 'stop', 'notices', 'recordUsage', 'useSnapshot', 'pageState', 'changes', 'news', 'agentDepth'] as const satisfies ReadonlyArray<keyof HarnessControl>;

@@ -109,14 +109,23 @@ describe('harness sessions through the owner\'s stdio client', () => {
       startedAt: expect.any(String),
       turnStartedAt: expect.any(String),
       pid: expect.any(Number),
-      files: { dir, transcript: `${dir}/turns/1/transcript.jsonl`, stderr: `${dir}/turns/1/stderr.log`, done: `${dir}/turns/1/done.json` },
+      files: {
+        dir,
+        turnsDir: `${dir}/turns`,
+        turn: 1,
+        turnDir: `${dir}/turns/1`,
+        transcript: `${dir}/turns/1/transcript.jsonl`,
+        stderr: `${dir}/turns/1/stderr.log`,
+        done: `${dir}/turns/1/done.json`,
+        breadcrumb: `${dir}/session.json`,
+      },
       argv: [FAKE_AGENT, '-p', '--output-format', 'stream-json', '--verbose', '--model', 'opus'],
       // Names only: the values (the log's path, the secret) never appear.
       env: ['FAKE_AGENT_LOG', 'FAKE_AGENT_VENDOR', 'MAJORDOMUS_SPAWN_DEPTH', 'SECRET_TOKEN'],
       promptBytes: Buffer.byteLength('stderr:a warning\nanswer:first answer'),
     });
     expect(JSON.stringify(first)).not.toContain('do-not-show');
-    for (const file of Object.values(first.sessionInfo.files) as string[]) expect(existsSync(join(repo.root, file)), file).toBe(true);
+    for (const file of Object.values(first.sessionInfo.files)) if (typeof file === 'string') expect(existsSync(join(repo.root, file)), file).toBe(true);
     expect(statSync(join(repo.root, dir)).mode & 0o777).toBe(0o700);
 
     const [turn1] = await waitForInvocations(log, 1);
@@ -142,14 +151,16 @@ describe('harness sessions through the owner\'s stdio client', () => {
       transcriptBytes: expect.any(Number),
       hasResult: true,
       exitCode: 0,
+      // Where the turn described is: the poll that says the answer landed says where.
+      files: expect.objectContaining({ turn: 2, turnDir: `${dir}/turns/2`, transcript: `${dir}/turns/2/transcript.jsonl`, done: `${dir}/turns/2/done.json` }),
       turns: [
-        { turn: 1, status: 'exited', exitCode: 0 },
-        { turn: 2, status: 'exited', exitCode: 0 },
+        { turn: 1, status: 'exited', exitCode: 0, uri: `majordomus://sessions/${first.session}/turns/1/result` },
+        { turn: 2, status: 'exited', exitCode: 0, uri: `majordomus://sessions/${first.session}/turns/2/result` },
       ],
     });
     expect(now.transcriptBytes).toBeGreaterThan(0);
     const older = await answer(owner.client, 'session_status', { session: first.session, turn: 1 });
-    expect(older).toMatchObject({ turn: 1, status: 'exited', hasResult: true });
+    expect(older).toMatchObject({ turn: 1, status: 'exited', hasResult: true, files: { turn: 1, transcript: `${dir}/turns/1/transcript.jsonl` } });
 
     // The tail of the latest turn: its last lines, and nothing left to read.
     const tail = await answer(owner.client, 'session_read', { session: first.session, tail: 2 });

@@ -125,7 +125,7 @@ describe('sessions shared by every peer of the checkout', () => {
     expect(sends.find((r) => r.status === 200)?.json()).toMatchObject({ turn: 2, delivery: 'resumed' });
     // Refused while the first one's turn starts, or once it runs.
     for (const refused of sends.filter((r) => r.status === 422)) expect(refused.json().error.message).toMatch(/has a turn starting; wait for it|already has a turn in flight; wait/);
-    expect((await status(owner.client, base.session)).turns).toEqual([
+    expect((await status(owner.client, base.session)).turns).toMatchObject([
       { turn: 1, status: 'exited', exitCode: 0 },
       { turn: 2, status: 'running' },
     ]);

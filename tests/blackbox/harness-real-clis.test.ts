@@ -309,8 +309,8 @@ describe.concurrent.each(DRIVABLE_AGENTS)('the real %s CLI through the harness',
       const status = await tool(client, 'session_status', { session: first.session });
       expect(status.output).toMatchObject({ status: 'exited', turn: 2, turnFinished: true, hasResult: true, exitCode: 0 });
       expect(status.output.turns).toEqual([
-        { turn: 1, status: 'exited', exitCode: 0 },
-        { turn: 2, status: 'exited', exitCode: 0 },
+        { turn: 1, status: 'exited', exitCode: 0, uri: `majordomus://sessions/${first.session}/turns/1/result` },
+        { turn: 2, status: 'exited', exitCode: 0, uri: `majordomus://sessions/${first.session}/turns/2/result` },
       ]);
       const listed = await tool(client, 'session_list', {});
       expect(listed.output.sessions).toContainEqual(expect.objectContaining({ session: first.session, status: 'exited', exitCode: 0 }));

@@ -8,8 +8,7 @@
  *   cwd outside the checkout (directly, absolutely or through a symbolic link), a prompt file
  *   too big, a command that does not exist and an agent whose CLI is not on PATH — and the order
  *   the checks run in (depth, capacity, with_config, scope, nomination, launch);
- * - the delegation limit: an owner at depth 1 is refused at the default max_depth 1, its agents
- *   get depth + 1, and a bridge is held to its own depth;
+ * - (the delegation limit is tests/blackbox/harness-depth.test.ts's);
  * - schema violations (an unknown field, a wrong type) are JSON-RPC -32602, HTTP 400;
  * - every harness REST route answers 401 without the lease's token and starts nothing; with the
  *   token, spawn, read and kill work over REST and a refusal is 422 `refused`.
@@ -28,7 +27,7 @@ import {
   type ProfileSpec,
 } from '../helpers/harness.js';
 import { rawRequest, startServe, type RawResponse } from '../helpers/serve.js';
-import { ATTACHED, Scene, waitForLog, type SharedClient } from '../helpers/shared.js';
+import { Scene, type SharedClient } from '../helpers/shared.js';
 
 const UNKNOWN = '3b9e7f5e-1c2d-4e5f-8a9b-0c1d2e3f4a5b';
 
@@ -150,39 +149,6 @@ describe('harness refusals', () => {
 
     // After all of that the server still serves, and starts what it is asked to.
     expect(await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'answer:still here', wait: true })).toMatchObject({ exitCode: 0, answer: 'still here' });
-  });
-
-  it('refuses a spawn from an owner at depth 1 at the default max_depth 1 before any other check, and starts agents at depth + 1', async () => {
-    const scratch = await scratchDir(scene);
-    const log = join(scratch, 'agent.log');
-    const files = harnessFiles({ profiles: { worker: { agent: 'claude', env: { FAKE_AGENT_LOG: log } } } });
-    const deepRepo = await scene.repo({ files });
-    const deep = await scene.client(deepRepo.root, { env: { MAJORDOMUS_SPAWN_DEPTH: '1' } });
-    expect(await refusal(deep.client, 'spawn', { profile: 'worker', prompt: 'hi' })).toBe('refused: spawn refused: delegation limit (depth 1, max 1)');
-    // The depth comes first: even a spawn that fails every other check is refused for it.
-    expect(await refusal(deep.client, 'spawn', { profile: 'nobody', prompt: ' ', with_config: { temperature: '1' } })).toContain('delegation limit (depth 1, max 1)');
-    expect((await answer(deep.client, 'session_list')).sessions).toEqual([]);
-    expect(await invocations(log)).toEqual([]);
-
-    const repo = await scene.repo({ files });
-    const owner = await scene.client(repo.root, { env: { MAJORDOMUS_SPAWN_DEPTH: undefined } });
-    await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'answer:top level', wait: true });
-    const [run] = await waitForInvocations(log, 1);
-    expect(run?.depth).toBe('1');
-  });
-  // docs/HARNESS.md "Depth": an agent the harness started (depth 1) that opens the checkout becomes a
-  // bridged peer, and is held to max_depth by its own depth, not the owner's.
-  it('holds a bridged client to its own depth', async () => {
-    const scratch = await scratchDir(scene);
-    const log = join(scratch, 'agent.log');
-    const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'claude', env: { FAKE_AGENT_LOG: log } } } }) });
-    const owner = await scene.client(repo.root, { env: { MAJORDOMUS_SPAWN_DEPTH: undefined } });
-    const child = await scene.client(repo.root, { env: { MAJORDOMUS_SPAWN_DEPTH: '1' } });
-    await waitForLog(child.stderr, ATTACHED);
-    expect(await refusal(child.client, 'spawn', { profile: 'worker', prompt: 'answer:nested' })).toContain('spawn refused: delegation limit (depth 1, max 1)');
-    expect(await invocations(log)).toEqual([]);
-    // The owner itself (depth 0) may.
-    expect(await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'answer:top level', wait: true })).toMatchObject({ exitCode: 0 });
   });
 });
 

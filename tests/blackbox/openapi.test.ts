@@ -45,6 +45,7 @@ const VALID_INPUT: Record<string, Pick<RawRequestOptions, 'path' | 'body' | 'hea
   'harness.session_read': { query: 'session=00000000-0000-4000-8000-000000000000' },
   'harness.session_status': { query: 'session=00000000-0000-4000-8000-000000000000' },
   'harness.session_resource': { query: 'session=00000000-0000-4000-8000-000000000000&part=status' },
+  'harness.turn_resource': { query: 'session=00000000-0000-4000-8000-000000000000&turn=1&part=status' },
   'harness.session_kill': { body: JSON.stringify({ session: '00000000-0000-4000-8000-000000000000' }), headers: { 'Content-Type': 'application/json' } },
   'harness.session_send': { body: JSON.stringify({ session: '00000000-0000-4000-8000-000000000000', prompt: 'go on' }), headers: { 'Content-Type': 'application/json' } },
   // No profile of the fixture is nominated: refused (422) before anything starts.

@@ -355,7 +355,7 @@ describe('McpEndpoint streams of a client before 2025-11-25', () => {
     return follows;
   };
 
-  it('gives a session the spawn depth its initialize reported (Mcp-Spawn-Depth), and none for a malformed one', async () => {
+  it('gives a session the spawn depth its initialize reported (Mcp-Spawn-Depth), and 0 — a top-level client — for a missing or malformed one', async () => {
     const { endpoint, follows } = streaming();
     const init = (id: number) => bytes({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, clientInfo: { name: 'x', version: '1' } } });
     const deep = header(await endpoint.post(init(1), '', '', false, '2'), SESSION_HEADER) as string;
@@ -364,7 +364,7 @@ describe('McpEndpoint streams of a client before 2025-11-25', () => {
     void endpoint.post(follow(4), odd, '', false);
     const [first, second] = await started(follows, 2);
     expect(first?.call?.depth).toBe(2);
-    expect(second?.call).not.toHaveProperty('depth');
+    expect(second?.call?.depth).toBe(0);
     endpoint.closeAll();
   });
 

@@ -103,6 +103,9 @@ describe('the kind table', () => {
     expect(matchKind('skills/SKILL.md', all)).toBeUndefined();
     expect(matchKind('prompts/a/b.md', all)).toBeUndefined();
     expect(matchKind('profiles/p.yml', all)).toBeUndefined();
+    // Profile families nest: the path below profiles/ (the identity is the file's `id`).
+    expect(matchKind('profiles/team/claude-worker.yaml', all)).toMatchObject({ spec: { kind: 'profile' }, pathIdentity: 'team/claude-worker' });
+    expect(matchKind('profiles/team/.yaml', all)).toBeUndefined();
     expect(matchKind('policy.yaml', all)).toMatchObject({ spec: { kind: 'policy' } });
     expect(matchKind('rules/a.md', new Set(['adr'] as const))).toBeUndefined();
   });

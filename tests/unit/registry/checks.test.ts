@@ -5,7 +5,8 @@
  *   without a handler and a resource with one; a command bound to GET and a query bound to POST;
  * - an input string without a maximum length or an input array without a maximum size, at any
  *   depth (enums and constants are bounded by their values); guidance on a capability without an
- *   MCP tool; `volatile` on anything but a query;
+ *   MCP tool; `volatile` on anything but a query; a tool's MCP task companions that do not exist
+ *   or are of the wrong kind, and a task on something that is not a tool;
  * - every violation listed at once, every party named;
  * - the builtins build.
  */
@@ -177,6 +178,21 @@ describe('registry checks', () => {
     ]) {
       expect(message).toContain(expected);
     }
+  });
+
+  it('refuses MCP task companions that do not exist or are not a query and a command, and a task on what is no tool', () => {
+    const state = capability('t.state', { exposure: {} });
+    const cancel = capability('t.cancel', { kind: 'command', exposure: {} });
+    const message = refusal([
+      capability('a.one', { exposure: { mcp: { tool: 'one', task: { state: 't.nothing', cancel: 't.state' } } } }),
+      capability('b.two', { exposure: { mcp: { resource: 'majordomus://b', task: { state: 't.state', cancel: 't.cancel' } } } }),
+      state,
+      cancel,
+    ]);
+    expect(message).toContain('a.one: its task state capability t.nothing does not exist');
+    expect(message).toContain('a.one: its task cancel capability t.state is a query, not a command');
+    expect(message).toContain('b.two: only a tool can run as an MCP task');
+    expect(registryViolations([capability('c.three', { exposure: { mcp: { tool: 'three', task: { state: 't.state', cancel: 't.cancel' } } } }), state, cancel])).toEqual([]);
   });
 
   it('builds the builtin capabilities', () => {
