@@ -16,6 +16,7 @@ import { connectMcp, type McpClientOptions, type McpConnection } from './mcp-cli
 import { rawRequest, type RawResponse } from './serve.js';
 import { statusOutside, treeState, type TreeState } from './tree-state.js';
 import { isAlive, waitFor } from './wait.js';
+import { sseMessages } from './event-stream.js';
 
 /** Where the lease of a checkout with the default manifest lives. */
 export const LEASE_RELATIVE = '.ai/local/state/mcp/server.json';
@@ -302,10 +303,17 @@ export class HttpMcpSession {
     return postMcp(this.url, body, { 'Mcp-Session-Id': this.sessionId, ...bearer(this.token) });
   }
 
+  /**
+   * One request's answer. A client that accepts both may get it as JSON or as an SSE stream ending
+   * with it (2025-11-25 sessions are answered as streams): either way, the response.
+   */
   async request(method: string, params?: unknown): Promise<RpcMessage> {
     const res = await this.post(method, params);
     expect(res.status, res.text).toBe(200);
-    return res.json<RpcMessage>();
+    if (!String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) return res.json<RpcMessage>();
+    const response = (sseMessages(res.text) as Array<RpcMessage & { method?: string }>).find((message) => message.id !== undefined && message.method === undefined);
+    expect(response, res.text).toBeDefined();
+    return response as RpcMessage;
   }
 
   async peers(): Promise<PeersAnswer> {
