@@ -7,7 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { ListeningServer, ServerOptions, ServerStart } from './server-contract.js';
+import { bindPort, type ListeningServer, type ServerOptions, type ServerStart } from './server-contract.js';
 import { NodeLive } from './node-live.js';
 import { serveRequest } from './node-request.js';
 
@@ -38,13 +38,12 @@ export class NodeServer implements ListeningServer {
   /** Binds (falling back to a free port when asked); the reason when nothing could be bound. */
   static async start(options: ServerOptions): Promise<ServerStart> {
     const server = new NodeServer(options);
-    let port = await server.#listen(options.host, options.port);
-    if (port === null && options.fallbackToFreePort && options.port !== 0) port = await server.#listen(options.host, 0);
-    if (port === null) {
+    const bound = await bindPort((host, port) => server.#listen(host, port), options);
+    if ('reason' in bound) {
       server.close();
-      return { ok: false, reason: `cannot listen on ${options.host}:${options.port}` };
+      return { ok: false, reason: bound.reason };
     }
-    server.#port = port;
+    server.#port = bound.port;
     server.#requestedPort = options.port;
     return { ok: true, server };
   }

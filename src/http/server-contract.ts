@@ -43,6 +43,19 @@ export interface ListeningServer {
 
 export type ServerStart = { ok: true; server: ListeningServer } | { ok: false; reason: string };
 
+/**
+ * Binds the port asked for or, when it is taken and the caller allows it, a free one (the same
+ * rule for both engines): the bound port, or the reason nothing could be bound.
+ */
+export async function bindPort(
+  listen: (host: string, port: number) => Promise<number | null>,
+  options: Pick<ServerOptions, 'host' | 'port' | 'fallbackToFreePort'>,
+): Promise<{ port: number } | { reason: string }> {
+  let port = await listen(options.host, options.port);
+  if (port === null && options.fallbackToFreePort && options.port !== 0) port = await listen(options.host, 0);
+  return port === null ? { reason: `cannot listen on ${options.host}:${options.port}` } : { port };
+}
+
 /** An oversized body is read and dropped up to this much (so the client reads the 413), then cut off. */
 export const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 

@@ -8,7 +8,7 @@
  * open in an ending thread aborts the process).
  */
 import uWS from '@based/uws';
-import type { LiveRoute, ListeningServer, RequestHandler, ServerOptions, ServerStart } from './server-contract.js';
+import { bindPort, type LiveRoute, type ListeningServer, type RequestHandler, type ServerOptions, type ServerStart } from './server-contract.js';
 import { liveBehavior, type LiveData } from './uws-live.js';
 import { serveRequest } from './uws-request.js';
 
@@ -37,13 +37,12 @@ export class UwsServer implements ListeningServer {
   /** Binds (falling back to a free port when asked); the reason when nothing could be bound. */
   static async start(options: ServerOptions): Promise<ServerStart> {
     const server = new UwsServer(options.handle, options.live);
-    let port = await server.#listen(options.host, options.port);
-    if (port === null && options.fallbackToFreePort && options.port !== 0) port = await server.#listen(options.host, 0);
-    if (port === null) {
+    const bound = await bindPort((host, port) => server.#listen(host, port), options);
+    if ('reason' in bound) {
       server.close();
-      return { ok: false, reason: `cannot listen on ${options.host}:${options.port}` };
+      return { ok: false, reason: bound.reason };
     }
-    server.#port = port;
+    server.#port = bound.port;
     server.#requestedPort = options.port;
     return { ok: true, server };
   }
