@@ -7,7 +7,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, cpus, availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -346,7 +346,17 @@ export async function mcpCall(base, sessionId, name, args, { token } = {}) {
  * bodies checked and bad bodies (see cannon.mjs for the per-request `expect`).
  */
 export function startCannon(config, { untilStopped = false } = {}) {
-  const proc = spawnNode([JSON.stringify({ ...config, untilStopped })], { script: CANNON_JS, cwd: PACKAGE_ROOT });
+  // The options travel in a file: with every request's expected answer they outgrow the 128 KiB
+  // a single argument may hold (spawn fails with E2BIG).
+  const dir = mkdtempSync(join(tmpdir(), 'majordomus-cannon-'));
+  tempDirs.add(dir);
+  const configFile = join(dir, 'config.json');
+  writeFileSync(configFile, JSON.stringify({ ...config, untilStopped }));
+  const proc = spawnNode([configFile], { script: CANNON_JS, cwd: PACKAGE_ROOT });
+  proc.exited.then(() => {
+    rmSync(dir, { recursive: true, force: true });
+    tempDirs.delete(dir);
+  });
   let out = '';
   proc.child.stdout.setEncoding('utf8');
   proc.child.stdout.on('data', (c) => {
