@@ -101,14 +101,18 @@ async function timedStdio(rpc, kind) {
 
 /** The claims each checked path must be answered with (their count), from the in-process board. */
 function expectedCounts(board, paths) {
-  return board.check(paths).map((p) => p.claims.length);
+  return board.check(paths).paths.map((p) => p.claims.length);
 }
 
 function checkAnswer(result, paths, expected, owner) {
   const counts = result.paths.map((p) => p.claims.length);
   const want = owner === 'none' ? paths.map(() => 0) : expected;
-  if (counts.length !== paths.length || counts.some((c, i) => c !== want[i]) || (owner === 'claims' && result.paths.some((p) => p.claims.some((c) => !c.live)))) {
-    throw new Error(`check of ${paths.length} paths on the ${owner} owner answered ${JSON.stringify(counts)} claims per path, expected ${JSON.stringify(want)} (all live)`);
+  // The compact answer: each path names claim ids, each claim is written out once in `claims`.
+  const written = new Set((result.claims ?? []).map((c) => c.id));
+  const named = new Set(result.paths.flatMap((p) => p.claims));
+  const complete = named.size === written.size && [...named].every((id) => written.has(id));
+  if (counts.length !== paths.length || counts.some((c, i) => c !== want[i]) || !complete || (result.claims ?? []).some((c) => !c.live)) {
+    throw new Error(`check of ${paths.length} paths on the ${owner} owner answered ${JSON.stringify(counts)} claims per path (${written.size} written out, ${named.size} named), expected ${JSON.stringify(want)} (all live, each named claim written out once)`);
   }
 }
 
