@@ -62,9 +62,10 @@ export function relayStream(flow: Flow, entry: ChainEntry, provider: ProviderCon
     start: (sink: ReplySink) => {
       if (finished) return sink.end();
       let held = false;
-      const pass = (chunk: Buffer): void => {
-        timer?.touch();
-        if (!sink.write(chunk) && !held) {
+      /** What arrived since the last write: the chunks of one read of the upstream, sent as one. */
+      let pending: Buffer[] = [];
+      const write = (piece: Buffer): void => {
+        if (!sink.write(piece) && !held) {
           held = true;
           body.pause();
           timer?.pause(); // the silence is ours, not the provider's
@@ -74,9 +75,29 @@ export function relayStream(flow: Flow, entry: ChainEntry, provider: ProviderCon
             body.resume();
           });
         }
+      };
+      // A provider's stream arrives as many small chunks, often several in one read; each written
+      // alone cost a write to the client (a system call) per chunk. Those of one turn go together.
+      const take = (): Buffer | null => {
+        const pieces = pending;
+        pending = [];
+        return pieces.length === 0 ? null : pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+      };
+      const flush = (): void => {
+        const piece = take();
+        if (piece !== null && !finished) write(piece);
+      };
+      const pass = (chunk: Buffer): void => {
+        timer?.touch();
+        if (pending.push(chunk) === 1) queueMicrotask(flush);
         parser.push(chunk);
       };
-      if (answer.first) pass(answer.first);
+      // The first chunk goes out at once, with the head: it is the time to first byte.
+      if (answer.first) {
+        timer?.touch();
+        write(answer.first);
+        parser.push(answer.first);
+      }
       // It may have ended (a paused stream still ends once its buffer is empty) or broken
       // while the head went out.
       if (answer.ended || body.readableEnded) {
@@ -90,6 +111,7 @@ export function relayStream(flow: Flow, entry: ChainEntry, provider: ProviderCon
       timer = new IdleTimer(provider.idleTimeoutMs, () => {
         if (finished) return;
         log.warn(`gateway: ${entry.provider}/${entry.model}: no chunk for ${provider.idleTimeoutMs / 1000} s (idle_timeout_seconds); the stream ends with upstream_idle`);
+        flush();
         finish(false);
         body.destroy(); // aborts the upstream request
         sink.write(parser.closing + streamErrorEvent('upstream_idle', idleMessage(entry, provider.idleTimeoutMs)));
@@ -98,7 +120,8 @@ export function relayStream(flow: Flow, entry: ChainEntry, provider: ProviderCon
       if (!held) timer.start();
       body.on('data', pass);
       body.once('end', () => {
-        sink.end();
+        // The last chunks and the end leave together.
+        sink.end(take() ?? undefined);
         finish(true);
       });
       body.once('close', () => {
