@@ -109,8 +109,8 @@ export class HarnessService {
     });
   }
 
-  recordUsage(record: UsageRecord): void {
-    this.#served.recordUsage(record);
+  recordUsage(records: readonly UsageRecord[]): void {
+    for (const record of records) this.#served.recordUsage(record);
   }
 
   /** Serves a newer generation of the layer; an older or the same one is not even decoded. */
