@@ -17,6 +17,21 @@ import { promisify } from 'node:util';
 const execFileAsync = promisify(execFile);
 
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * `npm run bench -- --quick` (BENCH_QUICK=1): every benchmark shortened, so that the whole run
+ * takes a couple of minutes — a developer's check that everything still runs and roughly where
+ * it stands before stopping, not a measurement to quote.
+ */
+export function isQuick() {
+  return process.env.BENCH_QUICK === '1';
+}
+
+/** A benchmark's setting: its environment variable when set, else its full or its quick default. */
+export function knob(name, full, quick = full) {
+  const value = process.env[name];
+  return value === undefined || value === '' ? (isQuick() ? quick : full) : Number(value);
+}
 /** The executable under test; BENCH_MAIN_JS points at another build (an A/B variant) for diagnosis. */
 export const MAIN_JS = process.env.BENCH_MAIN_JS ?? join(PACKAGE_ROOT, 'dist/src/cli/main.js');
 export const RESULTS_DIR = join(PACKAGE_ROOT, 'benches/results');
