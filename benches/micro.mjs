@@ -25,7 +25,7 @@ import { fmt, machine, makeRepo, PACKAGE_ROOT, runWhenMain, summarize, table, wr
 const require = createRequire(import.meta.url);
 const Benchmark = require('benchmark');
 
-const DOCS = knob('BENCH_MICRO_DOCS', 5000, 5000);
+const DOCS = knob('BENCH_MICRO_DOCS', 5000, 2000);
 const MAX_TIME = knob('BENCH_MICRO_MAX_TIME', 3, 0.2);
 const GET_BATCH = 100;
 const VARIED = knob('BENCH_MICRO_VARIED', 300, 60);
