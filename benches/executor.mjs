@@ -24,8 +24,9 @@
  *    rounds. Bar: loaded/quiet p50 ≤ 1.15.
  *
  * Writes benches/results/executor-latest.json. Environment: BENCH_EXECUTOR_TTFB (300 each),
- * BENCH_EXECUTOR_CONCURRENCY (16), BENCH_EXECUTOR_STREAMS (640 per round), BENCH_EXECUTOR_ROUNDS
- * (4), BENCH_EXECUTOR_CALLS (1000 per condition and round), BENCH_EXECUTOR_EXECUTORS (4).
+ * BENCH_EXECUTOR_CONCURRENCY (16), BENCH_EXECUTOR_STREAMS (2000 per round: a round of a few seconds,
+ * not a fraction of one, on a machine whose load moves), BENCH_EXECUTOR_ROUNDS
+ * (6), BENCH_EXECUTOR_CALLS (1000 per condition and round), BENCH_EXECUTOR_EXECUTORS (4).
  */
 import { Agent, request as httpRequest } from 'node:http';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -35,8 +36,8 @@ import { startChatServer } from './lib/chat-server.mjs';
 
 const TTFB_N = knob('BENCH_EXECUTOR_TTFB', 300, 60);
 const CONCURRENCY = knob('BENCH_EXECUTOR_CONCURRENCY', 16);
-const STREAMS = knob('BENCH_EXECUTOR_STREAMS', 640, 160);
-const ROUNDS = knob('BENCH_EXECUTOR_ROUNDS', 4, 2);
+const STREAMS = knob('BENCH_EXECUTOR_STREAMS', 2000, 300);
+const ROUNDS = knob('BENCH_EXECUTOR_ROUNDS', 6, 2);
 const CALLS = knob('BENCH_EXECUTOR_CALLS', 1000, 100);
 const EXECUTORS = knob('BENCH_EXECUTOR_EXECUTORS', 4, 2);
 const STREAM_CHUNKS = 32;
