@@ -50,7 +50,7 @@ generate: build
 generate-check: build
     {{majordomus}} generate --check
 
-# Run the benchmarks (the `bench` npm script); WHAT picks some of http, shared, micro, harness, executor, coordination, search-libraries, reload, page.
+# Run the benchmarks (the `bench` npm script); WHAT picks some of http, shared, micro, harness, executor, coordination, search-libraries, reload, page, or --quick (every one, shortened).
 bench *WHAT:
     npm run bench -- "$@"
 

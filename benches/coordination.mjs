@@ -31,7 +31,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { checkPaths, claimPlan, patternCount } from './lib/claim-plan.mjs';
+import { checkPaths, claimPlan, clusteredPaths, patternCount } from './lib/claim-plan.mjs';
 import {
   fmt,
   leaseToken,
@@ -47,16 +47,25 @@ import {
   table,
   verdict,
   writeResult,
+  knob,
 } from './lib/common.mjs';
 
-const PEERS = Number(process.env.BENCH_COORD_PEERS ?? 20);
-const PER_PEER = Number(process.env.BENCH_COORD_PER_PEER ?? 50);
-const ROUNDS = Number(process.env.BENCH_COORD_ROUNDS ?? 6);
-const CALLS = Number(process.env.BENCH_COORD_CALLS ?? 100);
-const STDIO_CALLS = Number(process.env.BENCH_COORD_STDIO_CALLS ?? 2000);
-const RATE = Number(process.env.BENCH_COORD_RATE ?? 100);
-const SIZES = [1, 10, 100];
-const callsFor = (size) => Math.max(3, Math.round(CALLS * { 1: 1, 10: 0.4, 100: 0.1 }[size]));
+const PEERS = knob('BENCH_COORD_PEERS', 20, 6);
+const PER_PEER = knob('BENCH_COORD_PER_PEER', 50, 20);
+const ROUNDS = knob('BENCH_COORD_ROUNDS', 6, 2);
+const CALLS = knob('BENCH_COORD_CALLS', 100, 20);
+const STDIO_CALLS = knob('BENCH_COORD_STDIO_CALLS', 2000, 60);
+const RATE = knob('BENCH_COORD_RATE', 100);
+/**
+ * The checks: 1, 10 and 100 paths spread over the board (claim-plan.mjs: each path meets other
+ * claims, so 100 paths name 80-odd different claims), barred; and 100 paths in four claimed
+ * directories, where the compact answer writes each of the four claims once (reported).
+ */
+const SIZES = ['1', '10', '100', '100 clustered'];
+const BARRED = new Set(['1', '10', '100']);
+const pathCount = (size) => Number.parseInt(size, 10);
+const pathsFor = (size, claims) => (size.endsWith('clustered') ? clusteredPaths(pathCount(size)) : checkPaths(pathCount(size), claims));
+const callsFor = (size) => Math.max(3, Math.round(CALLS * { 1: 1, 10: 0.4, 100: 0.1 }[pathCount(size)]));
 const CHECK_BAR = 1.5;
 const MESSAGE_BAR = 1.15;
 const PEERS_JS = fileURLToPath(new URL('./lib/peers.mjs', import.meta.url));
@@ -101,14 +110,18 @@ async function timedStdio(rpc, kind) {
 
 /** The claims each checked path must be answered with (their count), from the in-process board. */
 function expectedCounts(board, paths) {
-  return board.check(paths).map((p) => p.claims.length);
+  return board.check(paths).paths.map((p) => p.claims.length);
 }
 
 function checkAnswer(result, paths, expected, owner) {
   const counts = result.paths.map((p) => p.claims.length);
   const want = owner === 'none' ? paths.map(() => 0) : expected;
-  if (counts.length !== paths.length || counts.some((c, i) => c !== want[i]) || (owner === 'claims' && result.paths.some((p) => p.claims.some((c) => !c.live)))) {
-    throw new Error(`check of ${paths.length} paths on the ${owner} owner answered ${JSON.stringify(counts)} claims per path, expected ${JSON.stringify(want)} (all live)`);
+  // The compact answer: each path names claim ids, each claim is written out once in `claims`.
+  const written = new Set((result.claims ?? []).map((c) => c.id));
+  const named = new Set(result.paths.flatMap((p) => p.claims));
+  const complete = named.size === written.size && [...named].every((id) => written.has(id));
+  if (counts.length !== paths.length || counts.some((c, i) => c !== want[i]) || !complete || (result.claims ?? []).some((c) => !c.live)) {
+    throw new Error(`check of ${paths.length} paths on the ${owner} owner answered ${JSON.stringify(counts)} claims per path (${written.size} written out, ${named.size} named), expected ${JSON.stringify(want)} (all live, each named claim written out once)`);
   }
 }
 
@@ -171,7 +184,7 @@ export async function main() {
     // In-process first, with nothing else of ours running.
     const paths100 = checkPaths(100, plan.length);
     local = await inProcess(plan, paths100);
-    const expected = Object.fromEntries(SIZES.map((s) => [s, expectedCounts(local.board, checkPaths(s, plan.length))]));
+    const expected = Object.fromEntries(SIZES.map((s) => [s, expectedCounts(local.board, pathsFor(s, plan.length))]));
 
     const owners = {};
     for (const name of ['none', 'claims']) {
@@ -192,9 +205,11 @@ export async function main() {
 
     // 1. Claim check, interleaved.
     for (const size of SIZES) {
-      const paths = checkPaths(size, plan.length);
+      const paths = pathsFor(size, plan.length);
       for (const owner of ['none', 'claims']) {
-        for (let i = 0; i < Math.max(3, callsFor(size) / 2); i += 1) {
+        // A round's worth each: the claims owner is still settling after the fill (its notices,
+        // its journal), and its first checks ran slower than its later ones.
+        for (let i = 0; i < callsFor(size); i += 1) {
           const { result, bytes } = await timedTool(owners[owner].rpc, 'majordomus_check_paths', { paths });
           checkAnswer(result, paths, expected[size], owner);
           checkBytes[size][owner] = bytes;
@@ -204,7 +219,7 @@ export async function main() {
     for (let round = 0; round < ROUNDS; round += 1) {
       const row = { round: round + 1 };
       for (const size of SIZES) {
-        const paths = checkPaths(size, plan.length);
+        const paths = pathsFor(size, plan.length);
         for (const owner of round % 2 === 0 ? ['none', 'claims'] : ['claims', 'none']) {
           const values = [];
           for (let i = 0; i < callsFor(size); i += 1) {
@@ -263,7 +278,9 @@ export async function main() {
       ratio_p50: +(claims.p50 / none.p50).toFixed(3),
       answer_bytes: checkBytes[size],
     };
-    bars[`check ${size} path${size === 1 ? '' : 's'}: ${plan.length} claims / none p50 <= ${CHECK_BAR}`] = { value: check[size].ratio_p50, pass: check[size].ratio_p50 <= CHECK_BAR };
+    const label = `check ${size} path${size === '1' ? '' : 's'}: ${plan.length} claims / none p50`;
+    if (BARRED.has(size)) bars[`${label} <= ${CHECK_BAR}`] = { value: check[size].ratio_p50, pass: check[size].ratio_p50 <= CHECK_BAR };
+    else bars[`${label} (reported)`] = { value: check[size].ratio_p50, info: true };
   }
   const load = {
     stretches: stretches.length,
@@ -342,12 +359,12 @@ export async function main() {
       table(['stdio call / owner', 'none p50 µs', 'none p99 µs', 'messages p50 µs', 'messages p99 µs', '× none p50', 'n'], stdioRows),
       `messages: ${load.rate} msg/s over ${load.stretches} stretches (slowest ${fmt(load.min_rate, 1)}), ${load.sent}/${load.issued} sent, ${load.failed} failed, ${load.received}/${load.delivered} notifications received; send p50 ${load.send_ms_p50} ms, send → notification p50 ${load.notice_ms_p50} ms (worst stretch p99 ${load.notice_ms_p99_max} ms); owner process ${cores('none')} cores without, ${cores('messages')} with`,
       '',
-      table(['bar', 'value', 'verdict'], Object.entries(bars).map(([k, v]) => [k, v.value, verdict(v.pass)])),
+      table(['bar', 'value', 'verdict'], Object.entries(bars).map(([k, v]) => [k, v.value, v.info ? 'info' : verdict(v.pass)])),
       `reported, no bar: control messages/none p50 ${Object.keys(STDIO_KINDS).map((k) => `${k} ${fmt(stdio.control[k].ratio_p50, 3)}`).join(' · ')}; the owner's own share, carrier ratio / control ratio: ${Object.keys(STDIO_KINDS).map((k) => `${k} ${fmt(stdio.carrier[k].ratio_p50 / stdio.control[k].ratio_p50, 3)}`).join(' · ')}`,
       `written ${file}`,
     ].join('\n'),
   );
-  return { name: 'coordination', output, summaryRows: Object.entries(bars).map(([k, v]) => ['coordination', k, v.value, verdict(v.pass)]) };
+  return { name: 'coordination', output, summaryRows: Object.entries(bars).map(([k, v]) => ['coordination', k, v.value, v.info ? 'info' : verdict(v.pass)]) };
 }
 
 runWhenMain(import.meta.url, main);

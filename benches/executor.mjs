@@ -7,9 +7,13 @@
  *
  * 1. Gateway overhead. Streaming chat completions (STREAM_CHUNKS content chunks each) through the
  *    gateway (`POST <server>/v1/chat/completions`, the lease's token) against straight to the
- *    chat server. a) time to first byte, sequential, the two interleaved: bar p50(gateway) −
- *    p50(direct) ≤ 1 ms; b) throughput with CONCURRENCY streams in flight: completed streams per
- *    second, alternating rounds; bar gateway/direct ≥ 0.9.
+ *    chat server. a) time to first byte, sequential, the two interleaved, after the throughput
+ *    rounds (a warm gateway): bar p50(gateway) −
+ *    p50(direct) ≤ 0.5 ms; b) throughput with CONCURRENCY streams in flight: completed streams
+ *    per second, the two alternating round by round; bar the median of the rounds' ratios
+ *    gateway/direct ≥ 0.3 (issue 23; the goal, 0.5, is printed beside). The old bar, 0.9, asked a
+ *    proxy on the same two cores as its client and its upstream to cost nearly nothing:
+ *    docs/PERFORMANCE.md, "The gateway", says why it cannot.
  * 2. Delegation. The fixture task (read a file, edit it, run its test with bash, answer) through
  *    `run_task {wait}` and one `check_task`: the bytes the orchestrator received (the two JSON-RPC
  *    answers; progress notifications are left out, an orchestrator may not ask for them) against
@@ -20,21 +24,22 @@
  *    rounds. Bar: loaded/quiet p50 ≤ 1.15.
  *
  * Writes benches/results/executor-latest.json. Environment: BENCH_EXECUTOR_TTFB (300 each),
- * BENCH_EXECUTOR_CONCURRENCY (16), BENCH_EXECUTOR_STREAMS (640 per round), BENCH_EXECUTOR_ROUNDS
- * (4), BENCH_EXECUTOR_CALLS (1000 per condition and round), BENCH_EXECUTOR_EXECUTORS (4).
+ * BENCH_EXECUTOR_CONCURRENCY (16), BENCH_EXECUTOR_STREAMS (2000 per round: a round of a few seconds,
+ * not a fraction of one, on a machine whose load moves), BENCH_EXECUTOR_ROUNDS
+ * (6), BENCH_EXECUTOR_CALLS (1000 per condition and round), BENCH_EXECUTOR_EXECUTORS (4).
  */
 import { Agent, request as httpRequest } from 'node:http';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fmt, leaseToken, machine, makeRepo, PipeRpc, runWhenMain, SERVING_RE, spawnNode, summarize, table, verdict, writeResult } from './lib/common.mjs';
+import { fmt, leaseToken, machine, makeRepo, PipeRpc, runWhenMain, SERVING_RE, spawnNode, summarize, table, verdict, writeResult, knob } from './lib/common.mjs';
 import { startChatServer } from './lib/chat-server.mjs';
 
-const TTFB_N = Number(process.env.BENCH_EXECUTOR_TTFB ?? 300);
-const CONCURRENCY = Number(process.env.BENCH_EXECUTOR_CONCURRENCY ?? 16);
-const STREAMS = Number(process.env.BENCH_EXECUTOR_STREAMS ?? 640);
-const ROUNDS = Number(process.env.BENCH_EXECUTOR_ROUNDS ?? 4);
-const CALLS = Number(process.env.BENCH_EXECUTOR_CALLS ?? 1000);
-const EXECUTORS = Number(process.env.BENCH_EXECUTOR_EXECUTORS ?? 4);
+const TTFB_N = knob('BENCH_EXECUTOR_TTFB', 300, 60);
+const CONCURRENCY = knob('BENCH_EXECUTOR_CONCURRENCY', 16);
+const STREAMS = knob('BENCH_EXECUTOR_STREAMS', 2000, 300);
+const ROUNDS = knob('BENCH_EXECUTOR_ROUNDS', 6, 2);
+const CALLS = knob('BENCH_EXECUTOR_CALLS', 1000, 100);
+const EXECUTORS = knob('BENCH_EXECUTOR_EXECUTORS', 4, 2);
 const STREAM_CHUNKS = 32;
 const RULE_URI = 'majordomus://rule/g00/rule-0';
 const OWNER_ENV = { MAJORDOMUS_IDLE_SESSION_MS: String(3_600_000) };
@@ -151,13 +156,16 @@ export async function main() {
 
     // 1. Gateway overhead.
     for (let i = 0; i < 50; i += 1) for (const side of ['gateway', 'direct']) await post(paths[side].url, paths[side].token, STREAM_BODY, paths[side].agent);
-    const first = await ttfb(paths);
     const rates = { gateway: [], direct: [] };
     for (let round = 0; round < ROUNDS; round += 1) {
       for (const side of round % 2 === 0 ? ['gateway', 'direct'] : ['direct', 'gateway']) rates[side].push(await throughputRound(paths[side]));
     }
+    // After the throughput rounds: the time to first byte of a warm gateway (fifty requests left
+    // its code unoptimised and its first-byte path slower than it runs from then on).
+    const first = await ttfb(paths);
     const addedTtfb = first.gateway.p50 - first.direct.p50;
-    const throughputRatio = summarize(rates.gateway).p50 / summarize(rates.direct).p50;
+    // Each round's two runs saw the same machine: the median of their ratios.
+    const throughputRatio = summarize(rates.gateway.map((rate, round) => rate / rates.direct[round])).p50;
 
     // 2. Delegation bytes.
     const before = { ...chat.stats };
@@ -181,8 +189,8 @@ export async function main() {
     const loadRatio = summarize(loaded).p50 / summarize(quiet).p50;
 
     const rows = [
-      ['executor', 'gateway TTFB added p50 (ms) ≤ 1', fmt(addedTtfb, 3), verdict(addedTtfb <= 1)],
-      ['executor', `gateway throughput ×direct at ${CONCURRENCY} streams ≥ 0.9`, fmt(throughputRatio, 3), verdict(throughputRatio >= 0.9)],
+      ['executor', 'gateway TTFB added p50 (ms) ≤ 0.5', `${fmt(addedTtfb, 3)} (${fmt(first.gateway.p50, 3)} − ${fmt(first.direct.p50, 3)})`, verdict(addedTtfb <= 0.5)],
+      ['executor', `gateway throughput ×direct at ${CONCURRENCY} streams ≥ 0.3 (goal 0.5; median of rounds)`, `${fmt(throughputRatio, 3)} (${fmt(summarize(rates.gateway).p50, 0)} / ${fmt(summarize(rates.direct).p50, 0)} streams/s)`, verdict(throughputRatio >= 0.3)],
       ['executor', 'delegation: model bytes / orchestrator bytes', fmt(modelBytes / orchestratorBytes, 1), 'info'],
       ['executor', `owner stdio p50 with ${EXECUTORS} executors / none ≤ 1.15`, fmt(loadRatio, 3), verdict(loadRatio <= 1.15)],
     ];

@@ -60,16 +60,17 @@ import {
   verdict,
   withTimeout,
   writeResult,
+  knob,
 } from './lib/common.mjs';
 
-const LINES = Number(process.env.BENCH_HARNESS_LINES ?? 300);
-const INTERVAL_MS = Number(process.env.BENCH_HARNESS_INTERVAL_MS ?? 20);
-const ROUNDS = Number(process.env.BENCH_HARNESS_ROUNDS ?? 10);
-const CALLS = Number(process.env.BENCH_HARNESS_CALLS ?? 2000);
-const WARMUP = Number(process.env.BENCH_HARNESS_WARMUP ?? 1000);
-const FLOODS = Number(process.env.BENCH_HARNESS_FLOODS ?? 8);
-const FLOOD_RATE = Number(process.env.BENCH_HARNESS_FLOOD_RATE ?? 1_000_000);
-const SPAWNS = Number(process.env.BENCH_HARNESS_SPAWNS ?? 31);
+const LINES = knob('BENCH_HARNESS_LINES', 300, 30);
+const INTERVAL_MS = knob('BENCH_HARNESS_INTERVAL_MS', 20);
+const ROUNDS = knob('BENCH_HARNESS_ROUNDS', 10, 2);
+const CALLS = knob('BENCH_HARNESS_CALLS', 2000, 150);
+const WARMUP = knob('BENCH_HARNESS_WARMUP', 1000, 100);
+const FLOODS = knob('BENCH_HARNESS_FLOODS', 8, 4);
+const FLOOD_RATE = knob('BENCH_HARNESS_FLOOD_RATE', 1_000_000);
+const SPAWNS = knob('BENCH_HARNESS_SPAWNS', 31, 3);
 
 const FOLLOW_P50_BAR_MS = 20;
 const CHATTER_BAR = 1.15;
@@ -78,7 +79,7 @@ const CHATTER_BAR = 1.15;
  * bytes the agents were asked to print per second (the harness thread and the agents run at nice
  * 10, so a machine busy with other work slows them first).
  */
-const FLOOD_MIN_SHARE = Number(process.env.BENCH_HARNESS_FLOOD_MIN_SHARE ?? 0.8);
+const FLOOD_MIN_SHARE = knob('BENCH_HARNESS_FLOOD_MIN_SHARE', 0.8);
 /** Longer than any loaded stretch; every flood session is killed at the stretch's end. */
 const FLOOD_SECONDS = 600;
 /**

@@ -16,10 +16,10 @@ import { join } from 'node:path';
 import MiniSearch from 'minisearch';
 import { Document as FlexDocument, Encoder as FlexEncoder } from 'flexsearch';
 import { create as oramaCreate, insertMultiple as oramaInsertMultiple, load as oramaLoad, save as oramaSave, search as oramaSearch } from '@orama/orama';
-import { fmt, machine, makeRepo, PACKAGE_ROOT, runWhenMain, summarize, table, writeResult } from './lib/common.mjs';
+import { fmt, machine, makeRepo, PACKAGE_ROOT, runWhenMain, summarize, table, writeResult, knob } from './lib/common.mjs';
 
-const DOCS = Number(process.env.BENCH_SEARCH_DOCS ?? 5000);
-const ROUNDS = Number(process.env.BENCH_SEARCH_ROUNDS ?? 50);
+const DOCS = knob('BENCH_SEARCH_DOCS', 5000, 1000);
+const ROUNDS = knob('BENCH_SEARCH_ROUNDS', 50, 10);
 const LIMIT = 20;
 
 /** Queries, and for the feature checks, a document id each must find (set from the data). */

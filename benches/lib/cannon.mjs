@@ -1,6 +1,6 @@
 /**
  * autocannon in its own process, so the load generator never shares an event loop with the
- * harness or the server. argv[2] is a JSON object: autocannon's options plus
+ * harness or the server. argv[2] is the path of a JSON file: autocannon's options plus
  *   untilStopped  run until stdin ends (the harness says when), instead of `duration`
  *   expect        {includes?: string | string[], excludes?: string[]} checked on every response
  *                 body of every request
@@ -11,25 +11,32 @@
  * answer); the first one is kept. Logs "cannon: started" on stderr once the run begins; prints a
  * JSON summary on stdout.
  */
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
-const config = JSON.parse(process.argv[2] ?? '{}');
+const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const { untilStopped, expect, warmAfter, ...options } = config;
 
 const asList = (value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+/**
+ * autocannon decodes each chunk of a body as UTF-8 on its own (`body += chunk`), so a character
+ * split across two reads arrives as replacement characters. Bodies and expectations are compared
+ * without their non-ASCII characters: everything else is checked byte for byte.
+ */
+const ascii = (text) => text.replace(/[^\x00-\x7f]/g, '');
 
 let badBodies = 0;
 let firstBad = null;
 let checked = 0;
 if (Array.isArray(options.requests)) {
   options.requests.forEach((request, index) => {
-    const includes = [...asList(expect?.includes), ...asList(request.expect?.includes)];
-    const excludes = [...asList(expect?.excludes), ...asList(request.expect?.excludes)];
+    const includes = [...asList(expect?.includes), ...asList(request.expect?.includes)].map(ascii);
+    const excludes = [...asList(expect?.excludes), ...asList(request.expect?.excludes)].map(ascii);
     delete request.expect;
     if (includes.length === 0 && excludes.length === 0) return;
     request.onResponse = (status, body) => {
       checked += 1;
-      const text = typeof body === 'string' ? body : String(body ?? '');
+      const text = ascii(typeof body === 'string' ? body : String(body ?? ''));
       const ok = includes.every((good) => text.includes(good)) && !excludes.some((bad) => text.includes(bad));
       if (!ok) {
         badBodies += 1;

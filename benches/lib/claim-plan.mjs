@@ -38,6 +38,14 @@ export function patternCount(plan) {
   return plan.reduce((n, c) => n + c.paths.length, 0);
 }
 
+/**
+ * `n` checked paths in four claimed directories (the directory globs of claims 1, 3, 5 and 7):
+ * what an agent asks before editing files of one area, where one claim covers many of the paths.
+ */
+export function clusteredPaths(n) {
+  return Array.from({ length: n }, (_, i) => `src/m${[1, 3, 5, 7][i % 4]}/part${i}.ts`);
+}
+
 /** `n` checked paths (see above); `claims` is the number of claims k ranges over. */
 export function checkPaths(n, claims) {
   const paths = [];

@@ -7,7 +7,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, cpus, availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,21 @@ import { promisify } from 'node:util';
 const execFileAsync = promisify(execFile);
 
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * `npm run bench -- --quick` (BENCH_QUICK=1): every benchmark shortened, so that the whole run
+ * takes a couple of minutes — a developer's check that everything still runs and roughly where
+ * it stands before stopping, not a measurement to quote.
+ */
+export function isQuick() {
+  return process.env.BENCH_QUICK === '1';
+}
+
+/** A benchmark's setting: its environment variable when set, else its full or its quick default. */
+export function knob(name, full, quick = full) {
+  const value = process.env[name];
+  return value === undefined || value === '' ? (isQuick() ? quick : full) : Number(value);
+}
 /** The executable under test; BENCH_MAIN_JS points at another build (an A/B variant) for diagnosis. */
 export const MAIN_JS = process.env.BENCH_MAIN_JS ?? join(PACKAGE_ROOT, 'dist/src/cli/main.js');
 export const RESULTS_DIR = join(PACKAGE_ROOT, 'benches/results');
@@ -346,7 +361,17 @@ export async function mcpCall(base, sessionId, name, args, { token } = {}) {
  * bodies checked and bad bodies (see cannon.mjs for the per-request `expect`).
  */
 export function startCannon(config, { untilStopped = false } = {}) {
-  const proc = spawnNode([JSON.stringify({ ...config, untilStopped })], { script: CANNON_JS, cwd: PACKAGE_ROOT });
+  // The options travel in a file: with every request's expected answer they outgrow the 128 KiB
+  // a single argument may hold (spawn fails with E2BIG).
+  const dir = mkdtempSync(join(tmpdir(), 'majordomus-cannon-'));
+  tempDirs.add(dir);
+  const configFile = join(dir, 'config.json');
+  writeFileSync(configFile, JSON.stringify({ ...config, untilStopped }));
+  const proc = spawnNode([configFile], { script: CANNON_JS, cwd: PACKAGE_ROOT });
+  proc.exited.then(() => {
+    rmSync(dir, { recursive: true, force: true });
+    tempDirs.delete(dir);
+  });
   let out = '';
   proc.child.stdout.setEncoding('utf8');
   proc.child.stdout.on('data', (c) => {

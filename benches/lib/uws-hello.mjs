@@ -2,9 +2,13 @@
  * The ceiling: a raw uWebSockets.js hello world (the same uWS package the product uses), in its
  * own process, on 127.0.0.1 with an exclusive port (no SO_REUSEPORT sharing). It answers a small
  * JSON body with Content-Length, like the product does. Logs "uws-hello: listening PORT" on
- * stderr; stdin EOF closes it.
+ * stderr; stdin EOF closes it. argv[2], when given, is the nice value it takes (the benchmark
+ * gives it the nice of majordomus's HTTP thread).
  */
+import { setPriority } from 'node:os';
 import uWS from '@based/uws';
+
+if (process.argv[2]) setPriority(0, Number(process.argv[2]));
 
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 const body = JSON.stringify({ hello: 'world' });

@@ -9,6 +9,7 @@ import type { CapabilityDescriptor } from '../registry/descriptor.js';
 import { capability } from './context.js';
 import {
   AckInputSchema,
+  CheckAnswerSchema,
   CheckInputSchema,
   ClaimInputSchema,
   ClaimSchema,
@@ -103,14 +104,15 @@ export const claimsCheck = capability({
   id: 'claims.check',
   kind: 'query',
   title: 'Check paths',
-  description: 'Which claims cover each path: ask before you edit a file you did not claim.',
+  description:
+    'Which claims cover each path: ask before you edit a file you did not claim. The answer names each path with the ids of the claims covering it, and lists those claims once in `claims`; view: "paths" writes each path\'s claims out beside it instead.',
   input: CheckInputSchema,
-  output: z.object({ you: z.string().nullable(), paths: z.array(z.object({ path: z.string(), claims: z.array(ClaimSchema) })) }),
+  output: CheckAnswerSchema,
   exposure: { mcp: { tool: 'majordomus_check_paths' }, http: { method: 'GET', path: '/api/v1/claims/check' } },
   stability: 'experimental',
   reads: 'peers',
   guidance: 'Ask who holds paths with {tool} {paths} before you touch files you did not claim.',
-  handler: ({ paths }, { coordination, caller }) => ({ you: caller, paths: coordination.check(paths) }),
+  handler: ({ paths, view }, { coordination, caller }) => ({ you: caller, ...coordination.check(paths, view) }),
 });
 
 export const messagesSend = capability({

@@ -72,9 +72,22 @@ interface ClaimRecord extends StoredClaim {
   localOnly: boolean;
 }
 
-function claimNumber(id: string): number {
-  return /^c(\d+)$/.test(id) ? Number(id.slice(1)) : 0;
+/** What a check finds: the claims met, once each, and each path with the ids of its claims. */
+export interface Checked {
+  claims: Claim[];
+  paths: Array<{ path: string; claims: string[] }>;
 }
+
+/** `c17` → 17; anything else 0. Without a regular expression: a check sorts by it often. */
+function claimNumber(id: string): number {
+  if (id.length < 2 || id.charCodeAt(0) !== 99 /* c */) return 0;
+  for (let i = 1; i < id.length; i += 1) {
+    const code = id.charCodeAt(i);
+    if (code < 48 || code > 57) return 0;
+  }
+  return Number(id.slice(1));
+}
+
 
 export class ClaimBoard {
   readonly #claims = new Map<string, ClaimRecord>();
@@ -86,6 +99,8 @@ export class ClaimBoard {
   readonly #now: () => number;
   readonly #place: () => CheckoutPlace | null;
   #next = 1;
+  /** No claim expires before this (it may be earlier than the soonest expiry, never later). */
+  #nextExpiry = Number.POSITIVE_INFINITY;
 
   constructor(options: ClaimBoardOptions) {
     this.#root = options.root;
@@ -118,6 +133,7 @@ export class ClaimBoard {
       } else {
         claim.expires_at = event.expires_at;
         claim.expiresAt = Date.parse(event.expires_at);
+        this.#nextExpiry = Math.min(this.#nextExpiry, claim.expiresAt);
       }
     }
   }
@@ -241,6 +257,7 @@ export class ClaimBoard {
       claim.expiresAt = expiresAt;
       claim.expires_at = expires_at;
     }
+    this.#nextExpiry = Math.min(this.#nextExpiry, expiresAt);
     this.#record({ event: 'renew', ids: claims.map((c) => c.id), expires_at });
     return claims.map((c) => this.#view(c));
   }
@@ -280,14 +297,22 @@ export class ClaimBoard {
     return [...this.#claims.values()].map((c) => this.#view(c));
   }
 
-  /** Which claims cover each path (the paths normalised as claims are). */
-  check(paths: readonly string[]): Array<{ path: string; claims: Claim[] }> {
+  /**
+   * Which claims cover each path (the paths normalised as claims are): each path with the ids of
+   * its claims, and every claim met once, both in claim order. A claim covering many of the paths
+   * is written out once, however many it covers.
+   */
+  check(paths: readonly string[]): Checked {
     this.#sweep();
-    return paths.map((asked) => {
+    const met = new Set<string>();
+    const checked = paths.map((asked) => {
       const path = normalisePattern(this.#root, asked);
-      const claims = [...this.#index.covering(path)].sort(byClaimId);
-      return { path, claims: claims.map((id) => this.#view(this.#claims.get(id) as ClaimRecord)) };
+      const ids = [...this.#index.covering(path)].sort(byClaimId);
+      for (const id of ids) met.add(id);
+      return { path, claims: ids };
     });
+    const claims = [...met].sort(byClaimId).map((id) => this.#view(this.#claims.get(id) as ClaimRecord));
+    return { claims, paths: checked };
   }
 
   /**
@@ -332,18 +357,25 @@ export class ClaimBoard {
     return ids;
   }
 
-  /** Expired claims go before anything reads the board (the timer only journals them sooner). */
+  /**
+   * Expired claims go before anything reads the board (the timer only journals them sooner). The
+   * board is walked only once the soonest expiry may have passed, not on every read.
+   */
   #sweep(): void {
     const now = this.#now();
+    if (now < this.#nextExpiry) return;
+    let soonest = Number.POSITIVE_INFINITY;
+    let expired = false;
     for (const claim of this.#claims.values()) {
-      if (claim.expiresAt <= now) {
-        this.expire();
-        return;
-      }
+      if (claim.expiresAt <= now) expired = true;
+      else soonest = Math.min(soonest, claim.expiresAt);
     }
+    this.#nextExpiry = soonest;
+    if (expired) this.expire();
   }
 
   #keep(claim: ClaimRecord): void {
+    this.#nextExpiry = Math.min(this.#nextExpiry, claim.expiresAt);
     this.#claims.set(claim.id, claim);
     this.#index.add(claim.id, claim.paths);
   }

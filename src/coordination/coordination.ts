@@ -17,7 +17,7 @@ import { RateLimiter, type RateLimit } from './rate-limit.js';
 import { sessionOf } from '../platform/proc.js';
 import { log } from '../platform/log.js';
 import { settings } from '../platform/settings.js';
-import { EVERYONE, OVERSEER, type Claim, type Message, type Overlap } from './schemas.js';
+import { EVERYONE, OVERSEER, type CheckAnswer, type CheckView, type Claim, type Message, type Overlap } from './schemas.js';
 
 /** What coordination capabilities may do. `caller` is a peer id, or null for the overseer. */
 export interface CoordinationAccess {
@@ -27,7 +27,7 @@ export interface CoordinationAccess {
   release(caller: string | null, ids: readonly string[] | undefined): string[];
   releaseStale(caller: string | null, ids: readonly string[]): string[];
   claims(): Claim[];
-  check(paths: readonly string[]): Array<{ path: string; claims: Claim[] }>;
+  check(paths: readonly string[], view: CheckView): Omit<CheckAnswer, 'you'>;
   /** Who asks, for a caller without an MCP session: a peer id named outright, or found by process. */
   identify(as: string | undefined, pids: readonly number[] | undefined): string | null;
   send(caller: string | null, input: { to: string[]; body: string; subject?: string; thread?: string }): { message: Message; delivered: string[] };
@@ -329,8 +329,12 @@ export class Coordination implements CoordinationAccess {
     return this.#claims.overlapping();
   }
 
-  check(paths: readonly string[]): Array<{ path: string; claims: Claim[] }> {
-    return this.#claims.check(paths);
+  /** The claims covering each path, in the view asked for (src/coordination/schemas.ts, `CheckInputSchema`). */
+  check(paths: readonly string[], view: CheckView): Omit<CheckAnswer, 'you'> {
+    const checked = this.#claims.check(paths);
+    if (view === 'compact') return checked;
+    const byId = new Map(checked.claims.map((claim) => [claim.id, claim]));
+    return { paths: checked.paths.map((p) => ({ ...p, holders: p.claims.map((id) => byId.get(id) as Claim) })) };
   }
 
   identify(as: string | undefined, pids: readonly number[] | undefined): string | null {

@@ -39,6 +39,7 @@ export function staticBase(pattern: string): string {
  * refused; the whole checkout is the empty pattern.
  */
 export function normalisePattern(root: string, input: string): string {
+  if (isNormal(input)) return input;
   let path = input.trim().replaceAll('\\', '/');
   if (isAbsolute(path)) {
     const inside = insidePath(root, path);
@@ -52,6 +53,27 @@ export function normalisePattern(root: string, input: string): string {
     throw new CapabilityError('refused', `${JSON.stringify(input)} is negated (a leading "!"): claim the paths themselves`);
   }
   return segments.join('/');
+}
+
+/**
+ * Whether a pattern is already in its normal form (relative, `/`-separated, no empty, `.` or `..`
+ * segment, no surrounding space, not negated): most are, and a check normalises every path it is
+ * asked about.
+ */
+function isNormal(input: string): boolean {
+  const last = input.length - 1;
+  if (last < 0 || input.charCodeAt(0) === 33 /* ! */ || input.trim() !== input) return false;
+  let segmentStart = 0;
+  for (let i = 0; i <= last + 1; i += 1) {
+    const code = i > last ? 47 /* / */ : input.charCodeAt(i);
+    if (code === 92 /* \ */) return false;
+    if (code !== 47) continue;
+    const length = i - segmentStart;
+    // An empty segment (a leading, doubled or trailing `/`), `.` or `..`.
+    if (length === 0 || (input.charCodeAt(segmentStart) === 46 /* . */ && (length === 1 || (length === 2 && input.charCodeAt(segmentStart + 1) === 46)))) return false;
+    segmentStart = i + 1;
+  }
+  return true;
 }
 
 function outside(input: string): CapabilityError {

@@ -94,9 +94,34 @@ export const ListClaimsInputSchema = z
     pids: z.array(z.number().int().min(1)).max(64).optional(),
   })
   .strict();
+/** How a check answers: `compact`, each claim once; `paths`, each path with its claims written out. */
+export const CHECK_VIEWS = ['compact', 'paths'] as const;
+export type CheckView = (typeof CHECK_VIEWS)[number];
+
 export const CheckInputSchema = z
-  .object({ paths: z.array(z.string().min(1).max(L.path)).min(1, 'name at least one path').max(L.checkPaths) })
+  .object({
+    paths: z.array(z.string().min(1).max(L.path)).min(1, 'name at least one path').max(L.checkPaths),
+    view: z
+      .enum(CHECK_VIEWS)
+      .default('compact')
+      .describe('compact (the default): every claim covering an asked path once, in `claims`, and each path naming its claims\' ids; paths: each path with its claims written out in `holders` (a claim repeats for every path it covers), for a person reading the answer'),
+  })
   .strict();
+
+/** A checked path (normalised as claims are) and the ids of the claims covering it, in claim order. */
+export const CheckedPathSchema = z.object({
+  path: z.string(),
+  claims: z.array(z.string()),
+  /** The `paths` view only: those claims written out. */
+  holders: z.array(ClaimSchema).optional(),
+});
+
+export const CheckAnswerSchema = z.object({
+  you: z.string().nullable(),
+  /** The `compact` view: every claim covering an asked path, once, in claim order. */
+  claims: z.array(ClaimSchema).optional(),
+  paths: z.array(CheckedPathSchema),
+});
 
 /** A thread id; `@` names the checkout of a thread another checkout started (`m7@feature-1a2b`). */
 const THREAD = /^[A-Za-z0-9._@-]+$/;
@@ -122,6 +147,8 @@ export const SearchInputSchema = z
   .strict();
 
 export type Claim = z.infer<typeof ClaimSchema>;
+export type CheckedPath = z.infer<typeof CheckedPathSchema>;
+export type CheckAnswer = z.infer<typeof CheckAnswerSchema>;
 export type Overlap = z.infer<typeof OverlapSchema>;
 export type PathPair = z.infer<typeof PathPairSchema>;
 export type Message = z.infer<typeof MessageSchema>;

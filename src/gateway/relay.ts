@@ -72,6 +72,8 @@ export function relayStream(flow: Flow, entry: ChainEntry, provider: ProviderCon
     start: (sink: ReplySink) => {
       if (finished) return sink.end();
       let held = false;
+      /** What arrived since the last write: the chunks of one read of the upstream, sent as one. */
+      let pending: Buffer[] = [];
       const write = (piece: string | Buffer): void => {
         if (!sink.write(piece) && !held) {
           held = true;
@@ -84,10 +86,21 @@ export function relayStream(flow: Flow, entry: ChainEntry, provider: ProviderCon
           });
         }
       };
+      // A provider's stream arrives as many small chunks, often several in one read; each written
+      // alone cost a write to the client (a system call) per chunk. Those of one turn go together.
+      const take = (): Buffer | null => {
+        const pieces = pending;
+        pending = [];
+        return pieces.length === 0 ? null : pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+      };
+      const flush = (): void => {
+        const piece = take();
+        if (piece !== null && !finished) write(piece);
+      };
       const pass = (chunk: Buffer): void => {
         timer?.touch();
         if (translator === null) {
-          write(chunk);
+          if (pending.push(chunk) === 1) queueMicrotask(flush);
           parser.push(chunk);
           return;
         }
@@ -104,10 +117,21 @@ export function relayStream(flow: Flow, entry: ChainEntry, provider: ProviderCon
           translated = '';
           if (out !== '') sink.write(out);
         }
-        sink.end();
+        // The last chunks and the end leave together.
+        sink.end(take() ?? undefined);
         finish(true);
       };
-      if (answer.first) pass(answer.first);
+      // The first chunk goes out at once, with the head: it is the time to first byte (a
+      // translated one as soon as it makes a whole event).
+      if (answer.first) {
+        if (translator === null) {
+          timer?.touch();
+          write(answer.first);
+          parser.push(answer.first);
+        } else {
+          pass(answer.first);
+        }
+      }
       // It may have ended (a paused stream still ends once its buffer is empty) or broken
       // while the head went out.
       if (answer.ended || body.readableEnded) return ended();
@@ -118,6 +142,7 @@ export function relayStream(flow: Flow, entry: ChainEntry, provider: ProviderCon
       timer = new IdleTimer(provider.idleTimeoutMs, () => {
         if (finished) return;
         log.warn(`gateway: ${entry.provider}/${entry.model}: no chunk for ${provider.idleTimeoutMs / 1000} s (idle_timeout_seconds); the stream ends with upstream_idle`);
+        flush();
         finish(false);
         body.destroy(); // aborts the upstream request
         const lastEvent = flow.front.streamError('upstream_idle', idleMessage(entry, provider.idleTimeoutMs));

@@ -2,9 +2,8 @@
  * Where an HTTP caller's capability call runs, decided by what the capability reads: the peer
  * board lives in the main thread (reached over `HostControl`); a pure query over the snapshot is
  * answered from the answer cache or computed once in the pool; everything else goes to the pool.
- * Calls that arrive in one turn of the HTTP thread's event loop reach the pool as one task.
+ * Calls that arrive in one turn of the HTTP thread's event loop reach the pool as one batch.
  */
-import { Piscina } from 'piscina';
 import { errorMessage } from '../platform/errors.js';
 import type { CapabilityCatalog } from '../registry/catalog.js';
 import type { RpcClient } from '../platform/rpc.js';
@@ -12,9 +11,10 @@ import { harnessCall } from '../threads/harness-call.js';
 import { PROGRESS_STREAM, type CallContext, type CallOutcome } from '../platform/call.js';
 import { type HarnessControl } from '../threads/harness.js';
 import { type HostControl } from '../threads/http.js';
-import { type PoolBatch, type PoolTask, type PoolWorkerData } from '../threads/pool.js';
+import { type PoolCall, type PoolWorkerData } from '../threads/pool.js';
 import { AnswerCache } from './answer-cache.js';
 import { Batcher } from './batcher.js';
+import { PoolChannels } from './pool-channels.js';
 
 export interface DispatcherOptions {
   catalog: CapabilityCatalog;
@@ -29,51 +29,27 @@ export interface DispatcherOptions {
   answerCache: boolean;
 }
 
-/** How long a stop waits for pool threads still starting. */
-const POOL_SETTLE_MS = 10_000;
 /** At most this many calls wait for the pool; past it a call is answered `busy` at once. */
 const MAX_PENDING_CALLS = 4096;
-/**
- * Batches a pool thread holds at once. With one, piscina waits for a thread's answer before it
- * sends the next batch, and the thread sleeps (Atomics.wait) between them: the HTTP path became a
- * chain of wake-ups. With several in flight the thread finds the next batch waiting as it ends
- * one (measured in docs/PERFORMANCE.md: about twice the uncached throughput).
- */
-const BATCHES_IN_FLIGHT_PER_THREAD = 8;
 
 export class CallDispatcher {
   readonly #catalog: CapabilityCatalog;
   readonly #host: RpcClient<HostControl>;
   readonly #harness: RpcClient<HarnessControl> | null;
-  readonly #pool: Piscina<PoolBatch, CallOutcome[]>;
-  readonly #batches: Batcher<PoolTask, CallOutcome>;
+  readonly #pool: PoolChannels;
+  readonly #batches: Batcher<PoolCall, CallOutcome>;
   #answers: AnswerCache | null;
   readonly #answerCache: boolean;
-  /** The generation the pool answers from; every batch carries it. */
-  #serving: { generation: number; snapshot: SharedArrayBuffer };
-  readonly #poolThreads: number;
   #stopping = false;
 
   constructor(options: DispatcherOptions) {
     this.#catalog = options.catalog;
     this.#host = options.host;
     this.#harness = options.harness;
-    this.#poolThreads = options.poolThreads;
-    this.#serving = { generation: options.generation, snapshot: options.pool.snapshot };
-    this.#pool = new Piscina<PoolBatch, CallOutcome[]>({
-      filename: options.poolTaskFile,
-      name: 'runCapabilities',
-      workerData: options.pool,
-      minThreads: options.poolThreads,
-      maxThreads: options.poolThreads,
-      // The batcher bounds the calls waiting; batches never outnumber them.
-      maxQueue: MAX_PENDING_CALLS,
-      concurrentTasksPerWorker: BATCHES_IN_FLIGHT_PER_THREAD,
-      idleTimeout: Number.POSITIVE_INFINITY,
-    });
-    this.#batches = new Batcher<PoolTask, CallOutcome>(
-      (tasks) => this.#pool.run({ ...this.#serving, tasks }),
-      // piscina refuses when its queue is full or it is closing: the server is saturated.
+    this.#pool = new PoolChannels({ taskFile: options.poolTaskFile, threads: options.poolThreads, workerData: options.pool, generation: options.generation });
+    this.#batches = new Batcher<PoolCall, CallOutcome>(
+      (calls) => this.#pool.run(calls),
+      // More calls are waiting than the bound: the server is saturated.
       (error) => ({ ok: false, code: 'busy', message: `the capability pool is saturated: ${errorMessage(error)}` }),
       { parallelism: options.poolThreads, maxBatch: 64, maxPending: MAX_PENDING_CALLS },
     );
@@ -86,7 +62,7 @@ export class CallDispatcher {
    * (a computation of the old one still under way settles into the dropped cache, never this one).
    */
   useSnapshot(snapshot: SharedArrayBuffer, generation: number): void {
-    this.#serving = { generation, snapshot };
+    this.#pool.useSnapshot(snapshot, generation);
     this.#answers = this.#newAnswerCache();
   }
 
@@ -113,16 +89,11 @@ export class CallDispatcher {
   /** Refuses new calls and ends the pool. */
   async stop(): Promise<void> {
     this.#stopping = true;
-    // A pool thread destroyed while it still loads its module aborts the whole process (node
-    // fails inside the module loader): a server stopped right after it started waits for its pool
-    // threads to answer once (bounded) before they go.
-    const settled = Promise.allSettled(Array.from({ length: this.#poolThreads }, () => this.#pool.run({ ...this.#serving, tasks: [] })));
-    await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, POOL_SETTLE_MS).unref())]);
-    await this.#pool.destroy();
+    await this.#pool.stop();
   }
 
   #inPool(capabilityId: string, input: unknown, caller: string | null): Promise<CallOutcome> {
-    return this.#batches.submit({ capabilityId, input, caller });
+    return this.#batches.submit([capabilityId, input, caller]);
   }
 
   async #inHarness(capabilityId: string, input: unknown, caller: string | null, call: CallContext): Promise<CallOutcome> {

@@ -23,6 +23,7 @@ import { HARNESS_CONTROL_METHODS, NEWS_STREAM, type HarnessControl, type Harness
 import { HOST_CONTROL_METHODS, type HostControl, type HttpStartMessage, type HttpWorkerData } from '../threads/http.js';
 import { decodeSnapshot, snapshotView } from '../threads/snapshot.js';
 import { CallDispatcher } from './dispatcher.js';
+import { usageReports } from './usage-reports.js';
 import { LivePage } from './live-page.js';
 import { McpEndpoint } from './mcp-endpoint.js';
 import { openApiText } from './openapi.js';
@@ -117,7 +118,7 @@ export class HttpService {
     this.#gateway = new Gateway({
       config: new GatewayConfigFile(join(data.root, data.localPath, CONFIG_FILE_NAME), posix.join(data.localPath, CONFIG_FILE_NAME)),
       token: data.token,
-      report: (record) => void harness?.recordUsage(record).catch(() => undefined),
+      report: usageReports((records) => void harness?.recordUsage(records).catch(() => undefined)),
     });
     this.#page = new LivePage({
       token: data.token,

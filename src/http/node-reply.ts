@@ -55,10 +55,11 @@ export function streamReply(res: ServerResponse, reply: StreamedReply, head: boo
       if (ended) return true;
       return res.write(piece);
     },
-    end() {
+    end(last) {
       if (ended) return;
       ended = true;
-      res.end();
+      if (last !== undefined && last.length > 0) res.end(last);
+      else res.end();
     },
     cut() {
       if (ended) return;

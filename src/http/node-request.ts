@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorMessage } from '../platform/errors.js';
 import { log } from '../platform/log.js';
 import { errorReply, isStreamed, type RouteReply } from '../platform/http-exchange.js';
-import { bodyBoundFor, bodyPlan, routeRequest, tooLargeReply, type RequestHandler } from './server-contract.js';
+import { bodyBoundFor, bodyPlan, ClientGone, routeRequest, tooLargeReply, type RequestHandler } from './server-contract.js';
 import { streamReply, writeReply } from './node-reply.js';
 
 /** One header's value as a route reads it: '' when absent, the first when repeated. */
@@ -29,9 +29,9 @@ export function serveRequest(req: IncomingMessage, res: ServerResponse, handle: 
   const head = method === 'HEAD';
   // Aborted when the client goes away before its reply ended: a route waiting on another server
   // (the gateway) stops waiting, a stream stops writing.
-  const gone = new AbortController();
+  const gone = new ClientGone();
   const [path, query] = splitTarget(req.url ?? '/');
-  const request = routeRequest(method, path, query, (name) => headerOf(req, name), gone.signal);
+  const request = routeRequest(method, path, query, (name) => headerOf(req, name), gone);
   const bound = bodyBoundFor(path);
   const plan = bodyPlan(method, headerOf(req, 'content-length'), bound);
   let answered = false;

@@ -63,13 +63,19 @@ export function writeReply(res: uWS.HttpResponse, reply: HttpReply, head: boolea
  */
 export function streamReply(res: uWS.HttpResponse, reply: StreamedReply, head: boolean, gone: AbortSignal): () => void {
   let ended = false;
-  res.cork(() => {
-    writeHead(res, reply);
-    if (head) res.endWithoutBody(); // HEAD: the head alone, and nothing is started
-  });
-  if (head) return () => undefined;
+  if (head) {
+    // HEAD: the head alone, and nothing is started.
+    res.cork(() => {
+      writeHead(res, reply);
+      res.endWithoutBody();
+    });
+    return () => undefined;
+  }
   let writable: (() => void) | null = null;
   let watching = false;
+  /** While the route starts, inside the head's cork: a cut waits until the cork has ended. */
+  let starting = true;
+  let cutWhileStarting = false;
   const sink: ReplySink = {
     write(piece) {
       if (ended) return true;
@@ -79,15 +85,19 @@ export function streamReply(res: uWS.HttpResponse, reply: StreamedReply, head: b
       });
       return ok;
     },
-    end() {
+    end(last) {
       if (ended) return;
       ended = true;
-      res.cork(() => res.end());
+      res.cork(() => {
+        if (last !== undefined && last.length > 0) res.write(last);
+        res.end();
+      });
     },
     cut() {
       if (ended) return;
       ended = true;
-      res.close(); // runs onAborted: the signal aborts
+      if (starting) cutWhileStarting = true;
+      else res.close(); // runs onAborted: the signal aborts
     },
     onWritable(listener) {
       if (ended) return;
@@ -105,13 +115,20 @@ export function streamReply(res: uWS.HttpResponse, reply: StreamedReply, head: b
     },
     signal: gone,
   };
-  try {
-    reply.start(sink);
-  } catch (error) {
-    // A route that fails to start its stream ends it: the client sees it end, never a hang.
-    log.error(`a stream failed to start: ${errorMessage(error)}`);
-    sink.end();
-  }
+  // The head and whatever the route writes as it starts (a relayed stream's first chunk) leave
+  // together: one write to the client, which is its time to first byte.
+  res.cork(() => {
+    writeHead(res, reply);
+    try {
+      reply.start(sink);
+    } catch (error) {
+      // A route that fails to start its stream ends it: the client sees it end, never a hang.
+      log.error(`a stream failed to start: ${errorMessage(error)}`);
+      sink.end();
+    }
+  });
+  starting = false;
+  if (cutWhileStarting) res.close();
   return () => {
     ended = true;
   };

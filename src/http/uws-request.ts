@@ -8,7 +8,7 @@
 import type uWS from '@based/uws';
 import { errorMessage } from '../platform/errors.js';
 import { errorReply, isStreamed, type RouteReply } from '../platform/http-exchange.js';
-import { bodyBoundFor, bodyPlan, routeRequest, tooLargeReply, type RequestHandler } from './server-contract.js';
+import { bodyBoundFor, bodyPlan, ClientGone, routeRequest, tooLargeReply, type RequestHandler } from './server-contract.js';
 import { streamReply, writeReply } from './uws-reply.js';
 
 export function serveRequest(res: uWS.HttpResponse, req: uWS.HttpRequest, handle: RequestHandler): void {
@@ -16,8 +16,8 @@ export function serveRequest(res: uWS.HttpResponse, req: uWS.HttpRequest, handle
   const head = method === 'HEAD';
   // Aborted when the client goes away before its reply ended: a route waiting on another server
   // (the gateway) stops waiting, a stream stops writing.
-  const gone = new AbortController();
-  const request = routeRequest(method, req.getUrl(), req.getQuery() ?? '', (name) => req.getHeader(name), gone.signal);
+  const gone = new ClientGone();
+  const request = routeRequest(method, req.getUrl(), req.getQuery() ?? '', (name) => req.getHeader(name), gone);
   const bound = bodyBoundFor(request.path);
   const plan = bodyPlan(method, req.getHeader('content-length'), bound);
   let answered = false;

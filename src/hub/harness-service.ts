@@ -119,8 +119,8 @@ export class HarnessService {
     return this.#served.harness.agentDepthOf(pids);
   }
 
-  recordUsage(record: UsageRecord): void {
-    this.#served.recordUsage(record);
+  recordUsage(records: readonly UsageRecord[]): void {
+    for (const record of records) this.#served.recordUsage(record);
   }
 
   /** Serves a newer generation of the layer; an older or the same one is not even decoded. */

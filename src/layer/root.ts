@@ -3,7 +3,9 @@
  * Anything at that path other than "absent" stops the search — a manifest that exists but cannot
  * be read is a broken manifest, reported by the reader, never a reason to look further up.
  */
-import { stat } from 'node:fs/promises';
+// Synchronous stats: a few in a row at every start (a bridge's included), each an asynchronous
+// round trip through the thread pool otherwise.
+import { statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { MajordomusError, errorMessage } from '../platform/errors.js';
 import { MANIFEST_PATH } from './identity.js';
@@ -25,7 +27,7 @@ function isAbsent(error: unknown): boolean {
 export async function findRoot(start: string): Promise<RootLocation> {
   const first = resolve(start);
   try {
-    const info = await stat(first);
+    const info = statSync(first);
     if (!info.isDirectory()) throw new MajordomusError('MAJ_NO_ROOT', `cannot look for ${MANIFEST_PATH} from ${first}: not a directory`);
   } catch (error) {
     if (error instanceof MajordomusError) throw error;
@@ -38,7 +40,7 @@ export async function findRoot(start: string): Promise<RootLocation> {
     looked.push(directory);
     const manifestPath = join(directory, MANIFEST_PATH);
     try {
-      await stat(manifestPath);
+      statSync(manifestPath);
       return { root: directory, manifestPath };
     } catch (error) {
       // Present but unusable (EACCES, ELOOP, …): this is the root and its manifest is broken.

@@ -8,6 +8,7 @@
  * Scores are rounded and ties ordered by uri, so equal queries give equal answers everywhere.
  */
 import MiniSearch, { type Options } from 'minisearch';
+import { TermScorer, type TermScores } from './term-scorer.js';
 import type { LayerObject, ObjectKind } from './types.js';
 
 /** One search result. */
@@ -107,12 +108,6 @@ export function buildSearchIndex(objects: readonly LayerObject[]): unknown {
 
 const byScoreThenUri = (a: SearchHit, b: SearchHit): number => b.score - a.score || (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0);
 
-/** One query term's MiniSearch results: object ordinals and scores, best first. */
-interface TermScores {
-  readonly objects: Int32Array;
-  readonly scores: Float64Array;
-}
-
 /**
  * Term results kept per thread, counted in entries (12 bytes each): a term found in every
  * object of a 5,000-object layer costs 60 kB, and the whole cache at most ~12 MB.
@@ -132,7 +127,7 @@ const TERM_CACHE_ENTRIES = 1_000_000;
 export class SearchIndex {
   readonly #index: MiniSearch<IndexedDocument>;
   readonly #objects: readonly LayerObject[];
-  readonly #ordinals: ReadonlyMap<string, number>;
+  readonly #scorer: TermScorer;
   readonly #terms = new Map<string, TermScores>();
   #termEntries = 0;
   /** Per-object scratch for combining terms; zeroed again after each search. */
@@ -142,7 +137,7 @@ export class SearchIndex {
   private constructor(index: MiniSearch<IndexedDocument>, objects: readonly LayerObject[]) {
     this.#index = index;
     this.#objects = objects;
-    this.#ordinals = new Map(objects.map((object, ordinal) => [object.uri, ordinal]));
+    this.#scorer = new TermScorer(index, new Map(objects.map((object, ordinal) => [object.uri, ordinal])));
     this.#sums = new Float64Array(objects.length);
     this.#matched = new Uint16Array(objects.length);
   }
@@ -217,7 +212,7 @@ export class SearchIndex {
     return hits.length > limit ? hits.slice(0, limit) : hits;
   }
 
-  /** MiniSearch's results for one folded term, kept (least recently used dropped first). */
+  /** One folded term's results, kept (least recently used dropped first). */
   #termScores(term: string): TermScores {
     const kept = this.#terms.get(term);
     if (kept !== undefined) {
@@ -225,20 +220,9 @@ export class SearchIndex {
       this.#terms.set(term, kept);
       return kept;
     }
-    const results = this.#index.search(term);
-    const objects = new Int32Array(results.length);
-    const scores = new Float64Array(results.length);
-    let count = 0;
-    for (const result of results) {
-      const ordinal = this.#ordinals.get(result.id as string);
-      if (ordinal === undefined) continue;
-      objects[count] = ordinal;
-      scores[count] = result.score;
-      count += 1;
-    }
-    const entry = { objects: objects.subarray(0, count), scores: scores.subarray(0, count) };
+    const entry = this.#scorer.score(term);
     this.#terms.set(term, entry);
-    this.#termEntries += count;
+    this.#termEntries += entry.objects.length;
     for (const [oldest, dropped] of this.#terms) {
       if (this.#termEntries <= TERM_CACHE_ENTRIES || oldest === term) break;
       this.#terms.delete(oldest);

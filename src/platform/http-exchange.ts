@@ -54,8 +54,8 @@ export interface ReplySink {
    * up: the piece is kept and sent, but a writer that can wait should wait for `onWritable`.
    */
   write(piece: string | Uint8Array): boolean;
-  /** Ends the reply. Safe to call twice. */
-  end(): void;
+  /** Ends the reply, after `last` when given (one write for both). Safe to call twice. */
+  end(last?: string | Uint8Array): void;
   /** Breaks the reply off (closes the connection): the client sees it cut short, never complete. */
   cut(): void;
   /** Calls `listener` once, when the pieces held back after a `false` from `write` have left. */

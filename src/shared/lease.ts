@@ -9,8 +9,8 @@
  * in the owner's own file (`board.json`). It is removed only by the process whose token it still
  * carries.
  */
-import { constants, readFileSync, unlinkSync } from 'node:fs';
-import { link, mkdir, open, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readFileSync, unlinkSync } from 'node:fs';
+import { link, mkdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { LeaseLockUnavailable, uniqueSuffix, withLeaseLock, withLeaseLockSync } from './lease-lock.js';
 
@@ -128,17 +128,19 @@ export async function readLease(path: string): Promise<LeaseReading> {
   let modifiedMs: number;
   try {
     // Opened without following a link and without blocking, then checked: a FIFO planted at
-    // the lease path would otherwise hang the read.
-    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    // the lease path would otherwise hang the read. Synchronous calls: the file is a few hundred
+    // bytes, and each asynchronous call was a round trip through the thread pool on a bridge's
+    // way to answering its client's initialize.
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
-      const info = await handle.stat();
+      const info = fstatSync(fd);
       if (!info.isFile()) {
         return { state: 'corrupt', detail: info.isDirectory() ? 'a directory, not a file' : 'not a regular file', raw: '', modifiedMs: 0 };
       }
       modifiedMs = info.mtimeMs;
-      raw = await handle.readFile('utf8');
+      raw = readFileSync(fd, 'utf8');
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

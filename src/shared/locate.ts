@@ -7,7 +7,9 @@
  * in its lease the exact `lstat` of the manifest it validated; a later process that finds that
  * lease at the default place, with the manifest unchanged, takes the validation as done.
  */
-import { lstat, realpath } from 'node:fs/promises';
+// Synchronous: a bridge's start makes these few calls in a row, and each asynchronous one was a
+// round trip through the thread pool (started for it) before the client got its answer.
+import { lstatSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_LOCAL_PATH } from '../layer/identity.js';
 import { findRoot } from '../layer/root.js';
@@ -26,9 +28,9 @@ export interface Checkout {
 export const LEASE_BELOW_LOCAL = 'state/mcp/server.json';
 
 /** `dev:ino:size:mtimeNs:ctimeNs` of the manifest (not following a link), or null. */
-async function fingerprintOf(manifestPath: string): Promise<string | null> {
+function fingerprintOf(manifestPath: string): string | null {
   try {
-    const info = await lstat(manifestPath, { bigint: true });
+    const info = lstatSync(manifestPath, { bigint: true });
     return [info.dev, info.ino, info.size, info.mtimeNs, info.ctimeNs].join(':');
   } catch {
     return null;
@@ -45,8 +47,8 @@ async function validatedBefore(root: string, fingerprint: string): Promise<boole
 /** Finds the checkout from `start`; an invalid manifest is MAJ_MANIFEST_INVALID, before anything is written. */
 export async function locateCheckout(start: string): Promise<Checkout> {
   const found = await findRoot(start);
-  const root = await realpath(found.root);
-  const fingerprint = (await fingerprintOf(found.manifestPath)) ?? '';
+  const root = realpathSync(found.root);
+  const fingerprint = fingerprintOf(found.manifestPath) ?? '';
   const checkout = (localPath: string): Checkout => ({
     root,
     localPath,

@@ -41,8 +41,11 @@ export interface HarnessControl {
    * `notice` stream; the call ends when the thread stops or the caller cancels it.
    */
   notices(): Promise<void>;
-  /** Counts one request the gateway forwarded (fire and forget). */
-  recordUsage(record: UsageRecord): Promise<void>;
+  /**
+   * Counts requests the gateway forwarded (fire and forget): those that ended in one turn of the
+   * HTTP thread's loop come together, one message for many streams.
+   */
+  recordUsage(records: UsageRecord[]): Promise<void>;
   /** Serves a new generation of the layer (the profiles and the policy agents are started from). */
   useSnapshot(snapshot: SharedArrayBuffer, generation: number): Promise<void>;
   /** The live page's harness part (sessions with transcript tails, executor tasks). */

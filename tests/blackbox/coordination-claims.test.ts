@@ -234,10 +234,18 @@ describe('claims', () => {
     const both = [first.claim, second.claim];
     const checked = await toolOutput<CheckAnswer>(c.client, 'majordomus_check_paths', { paths: ['src/a/x.ts', 'src/b.ts', './docs/guide.md'] });
     expect(checked.you).toBe(c.id);
-    expect(checked.paths.map((p) => ({ path: p.path, claims: byId(p.claims) }))).toEqual([
-      { path: 'src/a/x.ts', claims: both },
+    expect(byId(checked.claims ?? [])).toEqual(both);
+    expect(checked.paths).toEqual([
+      { path: 'src/a/x.ts', claims: both.map((claim) => claim.id) },
       { path: 'src/b.ts', claims: [] },
-      { path: 'docs/guide.md', claims: [second.claim] },
+      { path: 'docs/guide.md', claims: [second.claim.id] },
+    ]);
+    // For a person reading it: each path with its claims written out.
+    const perPath = await toolOutput<CheckAnswer>(c.client, 'majordomus_check_paths', { paths: ['src/a/x.ts', 'src/b.ts'], view: 'paths' });
+    expect(perPath.claims).toBeUndefined();
+    expect(perPath.paths.map((p) => ({ path: p.path, holders: byId(p.holders ?? []) }))).toEqual([
+      { path: 'src/a/x.ts', holders: both },
+      { path: 'src/b.ts', holders: [] },
     ]);
 
     const listed = await claimsOf(c);
@@ -251,10 +259,13 @@ describe('claims', () => {
     expect(restOk<ClaimsAnswer>(await rest(repo.root, 'GET', `/api/v1/claims?as=${b.id}`)).you).toBe(b.id);
     const restChecked = restOk<CheckAnswer>(await rest(repo.root, 'GET', '/api/v1/claims/check?paths=src/a/x.ts&paths=src/b.ts'));
     expect(restChecked.you).toBeNull();
-    expect(restChecked.paths.map((p) => ({ path: p.path, claims: byId(p.claims) }))).toEqual([
-      { path: 'src/a/x.ts', claims: both },
+    expect(byId(restChecked.claims ?? [])).toEqual(both);
+    expect(restChecked.paths).toEqual([
+      { path: 'src/a/x.ts', claims: both.map((claim) => claim.id) },
       { path: 'src/b.ts', claims: [] },
     ]);
+    const restPerPath = restOk<CheckAnswer>(await rest(repo.root, 'GET', '/api/v1/claims/check?paths=src/a/x.ts&view=paths'));
+    expect(restPerPath.paths.map((p) => ({ path: p.path, holders: byId(p.holders ?? []) }))).toEqual([{ path: 'src/a/x.ts', holders: both }]);
   });
 
   it('renews a claim to a new expiry, releases by id or all of yours, and lets a 10-second claim lapse by itself', async () => {

@@ -64,9 +64,11 @@ export interface ClaimsAnswer {
   claims: ClaimView[];
 }
 
+/** `majordomus_check_paths`: compact (each claim once, paths naming ids), or with `holders` in the `paths` view. */
 export interface CheckAnswer {
   you: string | null;
-  paths: Array<{ path: string; claims: ClaimView[] }>;
+  claims?: ClaimView[];
+  paths: Array<{ path: string; claims: string[]; holders?: ClaimView[] }>;
 }
 
 export interface MessageView {

@@ -8,7 +8,8 @@
  * - renew extends, release ends, both refuse another peer's claim by name and an unknown id;
  * - release_stale ends a stale claim and refuses a live one naming its peer;
  * - a leaving peer's claims end; expired claims are gone on the next read and journalled;
- * - check answers the claims covering each path (globs, directories);
+ * - check answers the claims covering each path (globs, directories): each path with claim ids,
+ *   each claim once;
  * - restore puts back unexpired claims, replays renewals and releases, and new ids carry on.
  */
 import { describe, expect, it } from 'vitest';
@@ -154,12 +155,19 @@ describe('ClaimBoard', () => {
     claims.claim('p1', client('a'), request(['src/a/**'], { exclusive: false }));
     claims.claim('p2', client('b'), request(['src/**/*.md'], { exclusive: false }));
     claims.claim('p3', client('c'), request(['docs'], { exclusive: false }));
-    const answer = claims.check(['src/a/x.ts', 'src/a/README.md', './docs/deep/page.md', 'tests/x.ts']);
-    expect(answer.map((a) => [a.path, a.claims.map((c) => c.id)])).toEqual([
-      ['src/a/x.ts', ['c1']],
-      ['src/a/README.md', ['c1', 'c2']],
-      ['docs/deep/page.md', ['c3']],
-      ['tests/x.ts', []],
+    const answer = claims.check(['src/a/x.ts', 'src/a/README.md', './docs/deep/page.md', 'tests/x.ts', 'src/a/y.ts']);
+    expect(answer.paths).toEqual([
+      { path: 'src/a/x.ts', claims: ['c1'] },
+      { path: 'src/a/README.md', claims: ['c1', 'c2'] },
+      { path: 'docs/deep/page.md', claims: ['c3'] },
+      { path: 'tests/x.ts', claims: [] },
+      { path: 'src/a/y.ts', claims: ['c1'] },
+    ]);
+    // Each claim once, however many paths it covers, in claim order.
+    expect(answer.claims.map((c) => [c.id, c.peer, c.paths])).toEqual([
+      ['c1', 'p1', ['src/a/**']],
+      ['c2', 'p2', ['src/**/*.md']],
+      ['c3', 'p3', ['docs']],
     ]);
   });
 

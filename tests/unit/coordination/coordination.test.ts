@@ -2,6 +2,8 @@
  * Coordination over the peer board. Covers:
  * - claims need a peer (the overseer cannot hold one); a granted overlap tells the live holder,
  *   a stale holder is not told;
+ * - a check answers compactly (each claim once, paths naming ids) or, in the `paths` view, with
+ *   each path's claims written out beside it;
  * - messages: "all" reaches every attached peer but the sender, an unknown recipient is
  *   not_found naming it, the overseer sends and reads its own inbox, recipients are told;
  * - notices carry the channel form with a structured fallback, and quote peer-written text;
@@ -57,6 +59,30 @@ function codeOf(run: () => unknown): string {
 }
 
 describe('Coordination', () => {
+  it('checks paths compactly, or with each path\'s claims written out in the paths view', async () => {
+    const { coordination, board } = await open();
+    const a = board.join(client('client-a'), 'stdio');
+    const b = board.join(client('client-b'), 'http');
+    const dir = coordination.claim(a, claimRequest(['src/a/**'], false)).claim;
+    const md = coordination.claim(b, claimRequest(['**/*.md'], false)).claim;
+    const paths = ['src/a/x.ts', 'src/a/README.md', 'src/b.ts'];
+    expect(coordination.check(paths, 'compact')).toEqual({
+      claims: [dir, md],
+      paths: [
+        { path: 'src/a/x.ts', claims: [dir.id] },
+        { path: 'src/a/README.md', claims: [dir.id, md.id] },
+        { path: 'src/b.ts', claims: [] },
+      ],
+    });
+    expect(coordination.check(paths, 'paths')).toEqual({
+      paths: [
+        { path: 'src/a/x.ts', claims: [dir.id], holders: [dir] },
+        { path: 'src/a/README.md', claims: [dir.id, md.id], holders: [dir, md] },
+        { path: 'src/b.ts', claims: [], holders: [] },
+      ],
+    });
+  });
+
   it('refuses claims without a peer and tells the live holder of an overlapped claim', async () => {
     const { coordination, board, notices } = await open();
     const a = board.join(client('client-a'), 'stdio');

@@ -1,8 +1,9 @@
 /**
  * The pattern index answers exactly what testing every pattern would: for 400 seeded random
  * patterns (plain paths, directory globs, suffix globs, braces, `**` in the middle, dot files) and
- * 400 random paths, `covering` equals the brute-force `patternCovers` and `overlapping` equals the
- * brute-force `patternsOverlap`; removing an owner removes all its patterns.
+ * 400 random paths (some with a directory named like a file, `old.p3.ts/`, which a suffix glob
+ * covers through that ancestor), `covering` equals the brute-force `patternCovers` and
+ * `overlapping` equals the brute-force `patternsOverlap`; removing an owner removes all its patterns.
  */
 import { describe, expect, it } from 'vitest';
 import { PatternIndex } from '../../../src/coordination/pattern-index.js';
@@ -46,7 +47,7 @@ function pattern(next: () => number): string {
 
 function path(next: () => number): string {
   const depth = Math.floor(next() * 3);
-  const dirs = Array.from({ length: depth }, () => pick(next, ['a', 'b', 'c', '.git']));
+  const dirs = Array.from({ length: depth }, () => pick(next, ['a', 'b', 'c', '.git', 'old.p3.ts', 'v.md']));
   return [pick(next, DIRS.filter(Boolean)), ...dirs, pick(next, NAMES)].join('/');
 }
 

@@ -45,8 +45,22 @@ describe('normalisePattern', () => {
     // A name that starts with two dots is a name, not a step up.
     [`${ROOT}/..foo`, '..foo'],
     ['..notes/x.md', '..notes/x.md'],
+    // Already normal or nearly: the quick path must agree with the full one.
+    ['a/.b/c', 'a/.b/c'],
+    ['a/b./c', 'a/b./c'],
+    ['a/./b', 'a/b'],
+    ['a//b', 'a/b'],
+    [' src/a.ts ', 'src/a.ts'],
+    ['src\\a.ts', 'src/a.ts'],
+    ['x', 'x'],
   ])('normalises %j to %j', (input, expected) => {
     expect(normalisePattern(ROOT, input)).toBe(expected);
+  });
+
+  it('refuses a step up and a negation whether or not the rest is normal', () => {
+    expect(refusal('a/../b').message).toContain('outside the checkout');
+    expect(refusal('..').message).toContain('outside the checkout');
+    expect(refusal('!src/a.ts').message).toContain('negated');
   });
 
   it('accepts a root given with a trailing slash', () => {

@@ -86,7 +86,10 @@ function recordingSink(): RecordingSink {
       sink.pieces.push(Buffer.from(piece));
       return sink.accept;
     },
-    end: () => done('end'),
+    end: (last) => {
+      if (last !== undefined) sink.pieces.push(Buffer.from(last));
+      done('end');
+    },
     cut: () => done('cut'),
     onWritable(listener) {
       sink.writable = listener;

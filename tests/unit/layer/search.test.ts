@@ -9,6 +9,8 @@
  *   one is rebuilt rather than trusted;
  * - a query scores as MiniSearch's own OR query does (each term's results are kept and combined),
  *   asked cold or again, alone or among other queries sharing its terms; a repeated term counts once;
+ * - each term is scored from MiniSearch's postings to exactly the number MiniSearch.search gives
+ *   (exact, prefix and typo matches); an index holding discarded documents is asked of MiniSearch;
  * - a live index (the build worker's) updated with seeded random removals, changes and additions
  *   serializes to an index holding the same postings and lengths as a fresh build, and answering
  *   exactly like it;
@@ -20,6 +22,7 @@ import { describe, expect, it } from 'vitest';
 import { objectUri } from '../../../src/layer/kinds.js';
 import { buildSearchIndex, foldTerm, LiveSearchIndex, MINISEARCH_OPTIONS, queryTerms, SearchIndex, searchObjects, typoTolerance, type IndexedDocument } from '../../../src/layer/search.js';
 import type { LayerIndex, LayerObject, ObjectKind } from '../../../src/layer/types.js';
+import { TermScorer } from '../../../src/layer/term-scorer.js';
 import { createLayerView } from '../../../src/layer/view.js';
 import { seeded } from '../../helpers/seeded.js';
 
@@ -173,6 +176,28 @@ describe('the combination of kept term results', () => {
   it('counts a repeated term once', () => {
     const index = SearchIndex.build(many);
     expect(index.search('lease LEASE lease', { limit: 20 })).toEqual(index.search('lease', { limit: 20 }));
+  });
+
+  it('scores each term from the postings exactly as MiniSearch.search does (exact, prefix, typos), to the last bit', () => {
+    const ordinals = new Map(many.map((o, ordinal) => [o.uri, ordinal]));
+    const scorer = new TermScorer(mini, ordinals);
+    for (const term of ['lease', 'leas', 'lea', 'le', 'bridg', 'bridgee', 'thred', 'snapsh', 'latency', 'zlutoucky', 'item', 'schmea', 'nothing']) {
+      const { objects, scores } = scorer.score(term);
+      const mine = Array.from(objects, (ordinal, k) => ({ uri: many[ordinal]?.uri, score: scores[k] })).sort((a, b) => (a.uri as string).localeCompare(b.uri as string));
+      const theirs = mini.search(term).map((r) => ({ uri: r.id as string, score: r.score })).sort((a, b) => a.uri.localeCompare(b.uri));
+      expect(mine, term).toEqual(theirs);
+    }
+  });
+
+  it('asks MiniSearch itself of an index with discarded documents not yet vacuumed', () => {
+    const dirty = MiniSearch.loadJS<IndexedDocument>(buildSearchIndex(many) as Parameters<typeof MiniSearch.loadJS>[0], { ...MINISEARCH_OPTIONS, autoVacuum: false });
+    dirty.discard(many[0]?.uri as string);
+    const scorer = new TermScorer(dirty, new Map(many.map((o, ordinal) => [o.uri, ordinal])));
+    const { objects, scores } = scorer.score('lease');
+    const mine = Array.from(objects, (ordinal, k) => ({ uri: many[ordinal]?.uri, score: scores[k] })).sort((a, b) => (a.uri as string).localeCompare(b.uri as string));
+    const theirs = dirty.search('lease').map((r) => ({ uri: r.id as string, score: r.score })).sort((a, b) => a.uri.localeCompare(b.uri));
+    expect(mine).toEqual(theirs);
+    expect(mine.map((hit) => hit.uri)).not.toContain(many[0]?.uri);
   });
 });
 
