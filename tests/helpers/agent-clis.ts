@@ -22,6 +22,7 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { AgentName } from '../../src/harness/types.js';
+import { withoutCoverage } from './coverage-env.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -51,7 +52,8 @@ let installing: Promise<string> | null = null;
 
 /** The directory holding the installed CLIs (node_modules/.cache/majordomus-real-clients). */
 export function installedAgentClis(): Promise<string> {
-  installing ??= execFileAsync('bash', [INSTALLER], { encoding: 'utf8', timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 })
+  // npm is not ours: no coverage variable.
+  installing ??= execFileAsync('bash', [INSTALLER], { env: withoutCoverage(), encoding: 'utf8', timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 })
     .then(({ stdout }) => stdout.trim())
     .catch((error: unknown) => {
       installing = null;
