@@ -24,6 +24,8 @@ export interface HarnessRuntimeOptions {
   /** The server's own delegation depth. */
   depth: number;
   faultCapability: string | null;
+  /** Between SIGTERM and SIGKILL when a turn is stopped. */
+  killGraceMs: number;
 }
 
 export class HarnessRuntime {
@@ -42,6 +44,7 @@ export class HarnessRuntime {
       layer,
       store: new SessionStore(options.harnessDir),
       depth: options.depth,
+      killGraceMs: options.killGraceMs,
       onChange: (session) => this.#changeListeners.forEach((tell) => tell(session)),
       onTurnEnd: (session) => void tasks?.turnEnded(session).catch((error: unknown) => log.warn(`task notice for ${session} failed: ${errorMessage(error)}`)),
     });
