@@ -34,9 +34,13 @@ const SECRET_VARIABLE = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CRE
 /** Where Node writes a process's coverage; only our own executable's processes are measured. */
 const COVERAGE_VARIABLE = 'NODE_V8_COVERAGE';
 
+/**
+ * `env` without coverage. The name stays, set to undefined: node's child_process copies its own
+ * NODE_V8_COVERAGE into a child's environment that lacks the name, and leaves out one set to
+ * undefined.
+ */
 function withoutCoverage(env: ChildEnv): ChildEnv {
-  const { [COVERAGE_VARIABLE]: _notOurs, ...rest } = env;
-  return rest;
+  return { ...env, [COVERAGE_VARIABLE]: undefined };
 }
 
 /** git never takes an optional lock (a read must not refresh the index) and never prompts. */

@@ -312,6 +312,7 @@ describe('majordomus init, then the real clients in the repository it set up', (
       scratch.push(dir);
       const home = dir.path;
       const env: NodeJS.ProcessEnv = {
+        ...withoutCoverage({}),
         PATH: withInstalledFirst(`${await installedAgentBinDir()}:${process.env.PATH ?? '/usr/bin:/bin'}`),
         HOME: home,
         XDG_CONFIG_HOME: join(home, '.config'),

@@ -99,7 +99,8 @@ export async function agentEnvironment(agent: DrivableAgent, options: AgentEnvir
   const binDir = await installedAgentBinDir();
   const model = options.model ?? DEFAULT_MODELS[agent];
   const vendorEnv = await VENDORS[agent](options.home, options.modelApiUrl.replace(/\/+$/, ''), model);
-  const env: NodeJS.ProcessEnv = {};
+  // No coverage either: node would hand a CLI its own NODE_V8_COVERAGE unless the name is there.
+  const env: NodeJS.ProcessEnv = withoutCoverage({});
   for (const name of INHERITED) if (process.env[name] !== undefined) env[name] = process.env[name];
   const home = options.home;
   Object.assign(env, {

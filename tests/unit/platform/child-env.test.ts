@@ -8,9 +8,14 @@
  *   gets its profile's env, then its depth (and an executor its task and state directory), which
  *   no profile can override; the names shown are the profile's and the harness's, sorted;
  * - `NODE_V8_COVERAGE` reaches the children that may run majordomus's own code (a command run on
- *   this process's behalf, the executor) and no other (git, a model's command, an agent CLI);
+ *   this process's behalf, the executor) and no other (git, a model's command, an agent CLI) — in
+ *   a real node child too, to which node would hand its own were the name simply left out;
  * - by default each builder reads this process's environment as it is at that moment.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentEnvironment, commandEnvironment, gitEnvironment, modelCommandEnvironment } from '../../../src/platform/child-env.js';
 
@@ -39,8 +44,7 @@ describe('a command run on this process\'s behalf', () => {
   });
 
   it('runs git with the hook\'s variables, without coverage, never an optional lock, never a prompt', () => {
-    const { NODE_V8_COVERAGE: _coverage, ...rest } = SERVER;
-    expect(gitEnvironment(SERVER)).toEqual({ ...rest, GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' });
+    expect(gitEnvironment(SERVER)).toEqual({ ...SERVER, NODE_V8_COVERAGE: undefined, GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' });
     expect(gitEnvironment({ GIT_OPTIONAL_LOCKS: '1' }).GIT_OPTIONAL_LOCKS).toBe('0');
   });
 });
@@ -48,7 +52,8 @@ describe('a command run on this process\'s behalf', () => {
 describe('a command an executor\'s model runs', () => {
   it('loses every variable named like a secret, and coverage (it is not ours), nothing else', () => {
     const env = modelCommandEnvironment(SERVER);
-    for (const name of ['OPENAI_API_KEY', 'GITHUB_TOKEN', 'DB_PASSWORD', 'NODE_V8_COVERAGE']) expect(env).not.toHaveProperty(name);
+    for (const name of ['OPENAI_API_KEY', 'GITHUB_TOKEN', 'DB_PASSWORD']) expect(env).not.toHaveProperty(name);
+    expect(env.NODE_V8_COVERAGE).toBeUndefined();
     for (const name of ['PATH', 'HOME', 'MONKEY', 'MAJORDOMUS_SPAWN_DEPTH', 'MAJORDOMUS_TASK_ID']) expect(env[name]).toBe(SERVER[name as keyof typeof SERVER]);
   });
 });
@@ -64,6 +69,7 @@ describe('an agent', () => {
       GITHUB_TOKEN: 'gh-1',
       DB_PASSWORD: 'pw',
       MONKEY: 'not a secret',
+      NODE_V8_COVERAGE: undefined,
       MAJORDOMUS_LOG: 'warn',
       FAKE_AGENT_LOG: '/log',
       MAJORDOMUS_SPAWN_DEPTH: '2',
@@ -81,6 +87,27 @@ describe('an agent', () => {
   it('may be named a peer by its profile, never by the server it was spawned from', () => {
     expect(agentEnvironment({ depth: 1 }, {}, SERVER).env).not.toHaveProperty('MAJORDOMUS_PEER');
     expect(agentEnvironment({ depth: 1 }, { MAJORDOMUS_PEER: 'p9' }, SERVER).env.MAJORDOMUS_PEER).toBe('p9');
+  });
+});
+
+describe('coverage in a real child', () => {
+  it('reaches a node child of a command run on our behalf, and not one of a model\'s command, git\'s or an agent\'s', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'majordomus-child-coverage-'));
+    const before = process.env.NODE_V8_COVERAGE;
+    process.env.NODE_V8_COVERAGE = dir;
+    const seen = (env: Record<string, string | undefined>): string =>
+      execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.env.NODE_V8_COVERAGE))'], { env, encoding: 'utf8' });
+    try {
+      expect(seen(commandEnvironment())).toBe(dir);
+      expect(seen(agentEnvironment({ depth: 1, ours: true }).env)).toBe(dir);
+      expect(seen(modelCommandEnvironment())).toBe('undefined');
+      expect(seen(gitEnvironment())).toBe('undefined');
+      expect(seen(agentEnvironment({ depth: 1 }).env)).toBe('undefined');
+    } finally {
+      if (before === undefined) delete process.env.NODE_V8_COVERAGE;
+      else process.env.NODE_V8_COVERAGE = before;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
