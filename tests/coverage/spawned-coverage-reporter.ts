@@ -69,6 +69,7 @@ export class SpawnedCoverageReporter implements Reporter {
       ...folderTable(map, root),
     ];
     if (unpaired > 0) lines.push(`(${unpaired} spawned-process items matched no in-process item and are not counted)`);
+    if (spawned.unfinished > 0) lines.push(`(${spawned.unfinished} coverage files were still being written by processes running past the end and are not counted)`);
     const measured = totals(map);
     const misses = (Object.keys(this.#floors) as Metric[]).filter((metric) => measured[metric] < this.#floors[metric]);
     this.#floorMisses = misses.length;
