@@ -16,9 +16,9 @@ export default defineConfig({
     reporters: ['default', coverage, new SummaryReporter(() => coverage.floorMisses)],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Most files spend their time waiting on the servers and agents they start, not on the CPU: one
-    // worker more than the two cores keeps them busy (docs/COVERAGE.md, "How long it takes").
-    maxWorkers: 3,
+    // Most files spend their time waiting on the servers and agents they start, not on the CPU:
+    // twice as many workers as the two cores keep them busy (docs/COVERAGE.md, "How long it takes").
+    maxWorkers: 4,
     fileParallelism: true,
     // The longest files first, by the durations of the last run (tests/scheduling/).
     sequence: { sequencer: LongestFirstSequencer },
