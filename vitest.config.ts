@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { SpawnedCoverageReporter } from './tests/coverage/spawned-coverage-reporter.js';
+import { LongestFirstSequencer } from './tests/scheduling/longest-first-sequencer.js';
 import { SummaryReporter } from './tests/summary-reporter.js';
 
 /**
@@ -15,9 +16,12 @@ export default defineConfig({
     reporters: ['default', coverage, new SummaryReporter(() => coverage.floorMisses)],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Black-box tests spawn real servers; two cores are shared, so keep parallelism modest.
-    maxWorkers: 2,
+    // Most files spend their time waiting on the servers and agents they start, not on the CPU:
+    // twice as many workers as the two cores keep them busy (docs/COVERAGE.md, "How long it takes").
+    maxWorkers: 4,
     fileParallelism: true,
+    // The longest files first, by the durations of the last run (tests/scheduling/).
+    sequence: { sequencer: LongestFirstSequencer },
     // Each worker process runs file after file instead of a fresh process (and a fresh vitest and
     // coverage set-up) per file: that cost about 0.5–1 s of CPU per file, half the unit tests'
     // time. Every file cleans up what it starts; module-level state the tests reach (caches such

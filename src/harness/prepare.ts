@@ -124,8 +124,9 @@ export function prepareTurn(context: PrepareContext, record: SessionRecord, prof
   const invocation = adapter.invocation({ prompt, cwd, args: record.launch.args, ...launchSettings(record.launch) }, resumeId);
   // A default command may be a script that needs its interpreter's arguments first (the executor).
   const leading = profile.command === undefined ? [...(adapter.defaultCommandArgs ?? [])] : [];
-  // Its depth; an executor also its task (the session) and where it keeps its conversation.
-  const executor = record.agent === 'executor' ? { taskId: record.session, stateDir: context.store.sessionDir(record.session) } : {};
+  // Its depth; an executor, majordomus's own, also its task (the session), where it keeps its
+  // conversation, and the coverage variable a test run measures it through.
+  const executor = record.agent === 'executor' ? { taskId: record.session, stateDir: context.store.sessionDir(record.session), ours: true } : {};
   const { env, names } = agentEnvironment({ depth: depth + 1, ...executor }, profile.env, context.env);
   // The vendor's session id and a prompt passed as an argument are never shown.
   const shown = invocation.args.map((arg, i) => (invocation.hidden.includes(i) ? (arg === prompt ? '<prompt>' : '<hidden>') : arg));

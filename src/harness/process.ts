@@ -10,9 +10,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { startTicksOf } from '../platform/proc.js';
+import { DEFAULTS } from '../platform/settings.js';
 
-/** How long a group gets between SIGTERM and SIGKILL. */
-export const KILL_GRACE_MS = 5_000;
+/**
+ * How long a group gets between SIGTERM and SIGKILL, unless the table is given another
+ * (MAJORDOMUS_TEST_KILL_GRACE_MS reaches it through the harness thread's start data).
+ */
+export const KILL_GRACE_MS: number = DEFAULTS.killGraceMs;
 
 const SETPRIV_CANDIDATES = ['/usr/bin/setpriv', '/bin/setpriv'];
 let setprivPath: string | null | undefined;

@@ -28,6 +28,7 @@ export interface HarnessOptions {
   depth: number;
   /** What agents inherit, before src/platform/child-env.ts takes out the role variables (default: this process's environment). */
   env?: ChildEnv;
+  /** Between SIGTERM and SIGKILL when a turn is stopped (default KILL_GRACE_MS, 5 s). */
   killGraceMs?: number;
   /** Called once each turn has ended and its done.json is written. */
   onTurnEnd?: (session: string, turn: number) => void;

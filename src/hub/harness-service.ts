@@ -67,6 +67,7 @@ export class HarnessService {
       harnessDir: data.harnessDir,
       depth: data.depth,
       faultCapability: data.faultCapability,
+      killGraceMs: data.killGraceMs,
     });
   }
 

@@ -53,6 +53,7 @@ export async function startHarnessThread(options: HarnessThreadOptions): Promise
     httpPort: http.port2,
     nice: config.httpNice,
     faultCapability: config.faultCapability,
+    killGraceMs: config.killGraceMs,
   };
   const control = rpcClient<HarnessControl>(main.port1, HARNESS_CONTROL_METHODS, {
     timeoutMs: HARNESS_CALL_TIMEOUT_MS,

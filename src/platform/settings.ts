@@ -4,7 +4,8 @@
  * section per kind of process:
  *
  * - every command: the `MAJORDOMUS_*` settings, read once at the edge and frozen; a malformed
- *   value is refused at start (`MAJ_USAGE`, exit 2) instead of being silently replaced;
+ *   value is refused at start (`MAJ_USAGE`, exit 2) instead of being silently replaced. Among them
+ *   the test settings (`MAJORDOMUS_TEST_*`), each shortening one protocol timer;
  * - `majordomus exec`: what the harness stamps on it (its state directory, its task);
  * - `guard run`, from a git hook: the guard's setting and the committer's peer id;
  * - `majordomus open`: whether there is a display to open a page on;
@@ -87,6 +88,26 @@ export interface Settings {
    * decides with the broker's clock whatever this says.
    */
   clockSkewMs: number;
+  /**
+   * Test settings: each shortens one protocol timer, so that a test can reach what follows it
+   * without waiting the real time; every one of these timers keeps a test at its real value
+   * (docs/MCP.md, "Environment"). Nobody else needs them.
+   *
+   * `MAJORDOMUS_TEST_WATCHDOG_MS`: how long a bridge's request may be outstanding before the bridge
+   * asks its server's `GET /` whether it is still alive (src/shared/bridge.ts).
+   */
+  watchdogMs: number;
+  /**
+   * `MAJORDOMUS_TEST_LIVE_SERVER_WAIT_MS` (test setting): how long a process that found the lease
+   * dead but the server lock held waits for the holder's lease before it takes over as if the
+   * holder were hung (src/shared/election.ts).
+   */
+  liveServerWaitMs: number;
+  /**
+   * `MAJORDOMUS_TEST_KILL_GRACE_MS` (test setting): how long a stopped agent's process group has
+   * between SIGTERM and SIGKILL (src/harness/process.ts).
+   */
+  killGraceMs: number;
 }
 
 export const DEFAULTS = {
@@ -98,6 +119,10 @@ export const DEFAULTS = {
   messageRate: 20,
   messageBurst: 100,
   presenceTtlMs: 30_000,
+  // The protocol's timers, which the test settings shorten.
+  watchdogMs: 5_000,
+  liveServerWaitMs: 5_000,
+  killGraceMs: 5_000,
 } as const;
 
 /** The largest delegation depth a variable or a bridge's header may carry (three digits). */
@@ -162,6 +187,9 @@ export function readSettings(env: Env = process.env): Settings {
     federationUrl: federation,
     presenceTtlMs: integer(env, 'MAJORDOMUS_PRESENCE_TTL_MS', DEFAULTS.presenceTtlMs, 1_000, 3600_000),
     clockSkewMs: skew ? Number(skew) : 0,
+    watchdogMs: integer(env, 'MAJORDOMUS_TEST_WATCHDOG_MS', DEFAULTS.watchdogMs, 50, 600_000),
+    liveServerWaitMs: integer(env, 'MAJORDOMUS_TEST_LIVE_SERVER_WAIT_MS', DEFAULTS.liveServerWaitMs, 50, 600_000),
+    killGraceMs: integer(env, 'MAJORDOMUS_TEST_KILL_GRACE_MS', DEFAULTS.killGraceMs, 50, 600_000),
   });
 }
 

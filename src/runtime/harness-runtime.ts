@@ -25,6 +25,8 @@ export interface HarnessRuntimeOptions {
   /** The server's own delegation depth. */
   depth: number;
   faultCapability: string | null;
+  /** Between SIGTERM and SIGKILL when a turn is stopped. */
+  killGraceMs: number;
 }
 
 export class HarnessRuntime {
@@ -44,6 +46,7 @@ export class HarnessRuntime {
       layer,
       store: new SessionStore(options.harnessDir),
       depth: options.depth,
+      killGraceMs: options.killGraceMs,
       onChange: (session) => this.#changeListeners.forEach((tell) => tell(session)),
       onNews: (news) => this.#newsListeners.forEach((tell) => tell(news)),
       onTurnEnd: (session, turn) => {

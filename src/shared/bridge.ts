@@ -25,12 +25,6 @@ export type Delivery =
   /** The server is gone or no longer ours; `ran` says whether the message may have run. */
   | { kind: 'lost'; why: string; mayHaveRun: boolean };
 
-/**
- * A request outstanding this long makes the bridge ask the server's `GET /` whether it is still
- * alive: a long call on a live server goes on, a server that hangs (stopped, deadlocked) is lost.
- */
-export const WATCHDOG_MS = 5_000;
-
 /** A refusal that is not already JSON-RPC becomes a JSON-RPC error for the request it answers. */
 function refusalFrame(line: string, answer: LoopbackResponse): string | undefined {
   if (answer.body.includes('"jsonrpc"')) return answer.body;
@@ -106,12 +100,15 @@ export class HttpBridge {
     };
     const pending = loopbackRequest({ base: this.url, method: 'POST', path: '/mcp', headers, body: line, onEvent });
     this.#inFlight.add(pending);
+    // A request outstanding for the watchdog's period (5 s; MAJORDOMUS_TEST_WATCHDOG_MS in tests)
+    // makes the bridge ask the server's `GET /` whether it is still alive: a long call on a live
+    // server goes on, a server that hangs (stopped, deadlocked) is lost.
     const watchdog = setInterval(() => {
       // Any answer will do: a superseded server still serves the sessions it has.
       getJson(`${this.url}/`, PROBE_TIMEOUT_MS, this.#token).catch((error: unknown) => {
         pending.abort(new Error(`${this.url} stopped answering (${error instanceof Error ? error.message : String(error)})`));
       });
-    }, WATCHDOG_MS);
+    }, settings().watchdogMs);
     let answer: LoopbackResponse;
     try {
       answer = await pending.response;

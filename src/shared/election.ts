@@ -15,6 +15,7 @@
  * Whatever the file holds, the election ends within its deadline (invariant 6).
  */
 import { log } from '../platform/log.js';
+import { settings } from '../platform/settings.js';
 import { createLease, LeaseUnavailable, newLeaseDocument, readLease, removeLeaseIfUnchanged, type LeaseDocument, type LeaseReading } from './lease.js';
 import type { Checkout } from './locate.js';
 import { probe } from './probe.js';
@@ -22,12 +23,6 @@ import type { LockAttempt, ServerLock } from './server-lock.js';
 
 export const ELECTION_DEADLINE_MS = 20_000;
 export const BIND_GRACE_MS = 15_000;
-/**
- * How long a process that found the lease dead but the server lock held waits for the holder's
- * lease. A live owner publishes it again within a second or two (it checks its lease every
- * second); one that has not after this is hung, and is taken over as if the lock were free.
- */
-export const LIVE_SERVER_WAIT_MS = 5_000;
 const BINDING_POLL_MS = 100;
 
 /** What an owner inherits from the server whose lease it took over. */
@@ -54,6 +49,12 @@ export interface ElectionOptions {
   version?: string;
   deadlineMs?: number;
   bindGraceMs?: number;
+  /**
+   * How long a process that found the lease dead but the server lock held waits for the holder's
+   * lease (default settings().liveServerWaitMs: 5 s, shortened in tests). A live owner publishes it
+   * again within a second or two (it checks its lease every second); one that has not after this
+   * is hung, and is taken over as if the lock were free.
+   */
   liveServerWaitMs?: number;
   now?: () => number;
   /** Takes the server lock (tests give another flavour or a held one). */
@@ -104,7 +105,7 @@ export async function elect(options: ElectionOptions): Promise<ElectionOutcome> 
   const now = options.now ?? Date.now;
   const deadline = now() + (options.deadlineMs ?? ELECTION_DEADLINE_MS);
   const grace = options.bindGraceMs ?? BIND_GRACE_MS;
-  const patience = options.liveServerWaitMs ?? LIVE_SERVER_WAIT_MS;
+  const patience = options.liveServerWaitMs ?? settings().liveServerWaitMs;
   const path = options.checkout.leasePath;
   const predecessor: Predecessor = { token: null };
   let verified = false;

@@ -23,6 +23,8 @@ export interface HarnessWorkerData {
   httpPort: MessagePort;
   nice: number;
   faultCapability: string | null;
+  /** Between SIGTERM and SIGKILL when a turn is stopped (settings().killGraceMs). */
+  killGraceMs: number;
 }
 
 export type HarnessStartMessage = { type: 'ready' } | { type: 'failed'; reason: string };

@@ -157,7 +157,9 @@ describe('steering a session', () => {
     const scratch = await scratchDir(scene);
     const log = join(scratch, 'agent.log');
     const repo = await scene.repo({ files: harnessFiles({ profiles: { worker: { agent: 'codex', env: { FAKE_AGENT_LOG: log } } } }) });
-    const owner = await scene.client(repo.root);
+    // A grace of 1 s instead of 5 (harness-vendors keeps the real one): the second steer is sent
+    // right behind the first on the same connection, so it still finds the first under way.
+    const owner = await scene.client(repo.root, { env: { MAJORDOMUS_TEST_KILL_GRACE_MS: '1000' } });
     // An agent that ignores SIGTERM keeps the first steer busy for the whole grace period.
     const spawned = await answer(owner.client, 'spawn', { profile: 'worker', prompt: 'ignore-term' });
     await waitFor(async () => (await answer(owner.client, 'session_read', { session: spawned.session })).lines.length > 0, { what: 'the agent to start', timeoutMs: 30_000 });

@@ -9,7 +9,7 @@
  * - a 2 MB stdout line: kept cut, a read returns it cut on a UTF-8 boundary and the cursor moves
  *   on to the answer;
  * - stdout lines written in two pieces split inside a UTF-8 character: the characters arrive whole;
- * - an agent that ignores SIGTERM is killed anyway after the grace period (SIGKILL);
+ * - an agent that ignores SIGTERM is killed anyway after the grace period (SIGKILL), the real 5 s;
  * - a grandchild the agent forked dies with it, killed or exited;
  * - stderr shows in session_read's `stderr` and the stderr resource;
  * - an agent flooding stdout does not keep the server from answering other calls.
@@ -162,7 +162,8 @@ describe('what real agents will not do on demand', () => {
     const killed = await answer(owner.client, 'session_kill', { session: spawned.session });
     const took = Date.now() - started;
     expect(killed).toEqual({ session: spawned.session, action: 'terminated', wasRunning: true });
-    // SIGTERM did nothing: it took the 5 s grace, then SIGKILL.
+    // SIGTERM did nothing: it took the 5 s grace, then SIGKILL. The real grace: this owner has no
+    // MAJORDOMUS_TEST_KILL_GRACE_MS (harness-follow-steer shortens it).
     expect(took).toBeGreaterThanOrEqual(4_500);
     expect(procAlive(agentRun?.pid as number)).toBe(false);
     expect(await status(owner.client, spawned.session)).toMatchObject({ status: 'killed', turns: [{ turn: 1, status: 'killed' }] });

@@ -39,6 +39,7 @@ import {
   type AgentTurnResult,
   type DrivableAgent,
 } from '../helpers/agent-clis.js';
+import { withoutCoverage } from '../helpers/coverage-env.js';
 import { createFixtureRepo, git, makeTempDir, type FixtureRepo } from '../helpers/fixture-repo.js';
 import { INSTALL_PACKAGE_TIMEOUT_MS, packAndInstall, type InstalledPackage } from '../helpers/installed-package.js';
 import { conversationOf, startModelApi, type ModelApi, type RecordedRequest, type ScriptedReply } from '../helpers/model-api.js';
@@ -92,10 +93,13 @@ function withInstalledFirst(path: string | undefined): string {
   return `${installation().bin}:${path ?? '/usr/bin:/bin'}`;
 }
 
-/** A user's environment: ours, with the installed majordomus first on PATH and nothing of npm's or majordomus's set. */
+/**
+ * A user's environment: ours, with the installed majordomus first on PATH and nothing of npm's or
+ * majordomus's set; no coverage either (the installed copy is not this checkout's dist/).
+ */
 function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!/^(npm_|MAJORDOMUS_)/i.test(name)) env[name] = value;
+  for (const [name, value] of Object.entries(withoutCoverage(process.env))) if (!/^(npm_|MAJORDOMUS_)/i.test(name)) env[name] = value;
   return { ...env, PATH: withInstalledFirst(process.env.PATH), MAJORDOMUS_HTTP_PORT: '0', ...extra };
 }
 
@@ -308,6 +312,7 @@ describe('majordomus init, then the real clients in the repository it set up', (
       scratch.push(dir);
       const home = dir.path;
       const env: NodeJS.ProcessEnv = {
+        ...withoutCoverage({}),
         PATH: withInstalledFirst(`${await installedAgentBinDir()}:${process.env.PATH ?? '/usr/bin:/bin'}`),
         HOME: home,
         XDG_CONFIG_HOME: join(home, '.config'),

@@ -12,9 +12,11 @@
  *   answers its client's next call with JSON-RPC -32603 naming why — never silence (invariant 2);
  * - a bridge whose server stops answering without dying (SIGSTOP) in the middle of a tool call
  *   answers that call with -32603 saying it was not re-sent because it may have run — never an
- *   answer from a second run, never endless silence (invariant 2);
+ *   answer from a second run, never endless silence (invariant 2); at the real timers: the
+ *   bridge's 5 s watchdog and the election's 5 s wait for the lock holder's lease;
  * - a bridge with two requests in flight when its server stops answering (SIGSTOP) elects once,
- *   not twice, and answers both (re-sent: they change nothing);
+ *   not twice, and answers both (re-sent: they change nothing); with both timers shortened
+ *   (MAJORDOMUS_TEST_WATCHDOG_MS, MAJORDOMUS_TEST_LIVE_SERVER_WAIT_MS) — the count is the point;
  * - a superseded server (its lease replaced by another process's, naming a live server of this
  *   checkout) answers `leaseholder: false`, refuses new sessions with 409 `lease_lost`, keeps the
  *   sessions it has, and leaves the other lease in place when it ends (invariant 1);
@@ -53,6 +55,9 @@ import {
 } from '../helpers/shared.js';
 
 const GIT_IDENTITY = ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false'];
+
+/** The test settings that make a bridge give up on a hung server sooner (docs/MCP.md, "Environment"). */
+const FAST_HANG_TIMERS = { MAJORDOMUS_TEST_WATCHDOG_MS: '500', MAJORDOMUS_TEST_LIVE_SERVER_WAIT_MS: '500' };
 
 async function killHard(client: { pid: number }): Promise<void> {
   process.kill(client.pid, 'SIGKILL');
@@ -240,6 +245,7 @@ describe('takeover when the server goes', () => {
     expect(await readLeaseDoc(repo.root)).toEqual(other);
   });
 
+  // At the real timers (no MAJORDOMUS_TEST_*): the one test that waits the watchdog and the wait for a hung lock holder out.
   it('answers a tool call its hung server may have run with -32603 saying it was not re-sent', async () => {
     const repo = await scene.repo({ files: SHARED_LAYER });
     const owner = await scene.client(repo.root, { name: 'owner' });
@@ -278,7 +284,9 @@ describe('takeover when the server goes', () => {
     const repo = await scene.repo({ files: SHARED_LAYER });
     const owner = await scene.client(repo.root, { name: 'owner' });
     await waitForLease(repo.root);
-    const bridge = await scene.client(repo.root, { name: 'bridged' });
+    // The hung server is found after 0.5 s instead of 5 s, and its lock, held by a stopped
+    // process, is given up on after 0.5 s; the probes keep their real 2 s deadline.
+    const bridge = await scene.client(repo.root, { name: 'bridged', env: FAST_HANG_TIMERS });
     await waitForLog(bridge.stderr, ATTACHED);
     expect((await peersVia(bridge.client)).you).toBe('p2');
 

@@ -64,11 +64,12 @@ export class SpawnedCoverageReporter implements Reporter {
 
     const lines = [
       '',
-      `Coverage of src/ and workers/ (%), in-process tests plus ${spawned.processes} spawned processes${spawned.unreadable > 0 ? ` (${spawned.unreadable} coverage files cut short by a killed process left out)` : ''}` +
+      `Coverage of src/ and workers/ (%), in-process tests plus ${spawned.processes} spawned processes` +
         ` (added in ${((performance.now() - started) / 1000).toFixed(1)} s):`,
       ...folderTable(map, root),
     ];
     if (unpaired > 0) lines.push(`(${unpaired} spawned-process items matched no in-process item and are not counted)`);
+    if (spawned.unfinished > 0) lines.push(`(${spawned.unfinished} coverage files were still being written by processes running past the end and are not counted)`);
     const measured = totals(map);
     const misses = (Object.keys(this.#floors) as Metric[]).filter((metric) => measured[metric] < this.#floors[metric]);
     this.#floorMisses = misses.length;

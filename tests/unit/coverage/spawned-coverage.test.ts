@@ -4,11 +4,14 @@
  *   maps), never by dist/ or node_modules paths;
  * - two runs of the executable are summed; a node process that ran none of the package's code is
  *   not counted as a process;
+ * - a file still being written (not JSON yet) is left out and counted as unfinished, the others
+ *   are read as before;
  * - an empty or missing folder gives no file and no process.
  */
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readSpawnedCoverage } from '../../coverage/spawned-coverage.js';
@@ -52,15 +55,27 @@ describe('readSpawnedCoverage', () => {
     expect(Object.values(capabilities?.s ?? {}).some((hits) => hits > 0)).toBe(true);
   });
 
-  it('finds nothing in an empty folder or a missing one', async () => {
-    const empty = await tempDir();
-    expect(await readSpawnedCoverage(empty, PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0, unreadable: 0 });
-    expect(await readSpawnedCoverage(join(empty, 'missing'), PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0, unreadable: 0 });
+  it('leaves out a file a process is still writing, counting it, and reads the others', async () => {
+    const coverage = await tempDir();
+    const cwd = await tempDir();
+    expect((await runCli(['capabilities', 'list'], { cwd, env: { NODE_V8_COVERAGE: coverage } })).code).toBe(0);
+    const [written] = (await readdir(coverage)).filter((name) => name.endsWith('.json'));
+    const text = await readFile(join(coverage, written as string), 'utf8');
+    // What a reader finds partway through a process's write at its exit: it has named a script of ours.
+    const ours = text.indexOf(pathToFileURL(join(PACKAGE_ROOT, 'dist/src/')).href);
+    expect(ours).toBeGreaterThan(0);
+    await writeFile(join(coverage, 'coverage-99999-1-0.json'), text.slice(0, ours + 100));
+
+    const spawned = await readSpawnedCoverage(coverage, PACKAGE_ROOT);
+
+    expect(spawned.unfinished).toBe(1);
+    expect(spawned.processes).toBe(1);
+    expect(spawned.files.get(join(PACKAGE_ROOT, 'src/cli/main.ts'))).toBeDefined();
   });
 
-  it('leaves out a coverage file cut short by a killed process, and counts it', async () => {
-    const dir = await tempDir();
-    await writeFile(join(dir, 'coverage-1-2-3.json'), '{"result": [{"scriptId": "1", "url": "file:///');
-    expect(await readSpawnedCoverage(dir, PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0, unreadable: 1 });
+  it('finds nothing in an empty folder or a missing one', async () => {
+    const empty = await tempDir();
+    expect(await readSpawnedCoverage(empty, PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0, unfinished: 0 });
+    expect(await readSpawnedCoverage(join(empty, 'missing'), PACKAGE_ROOT)).toEqual({ files: new Map(), processes: 0, unfinished: 0 });
   });
 });

@@ -2,7 +2,8 @@
  * The floor's masking in processes of its own, from the built tools (dist/):
  * - as a user who is not root (setpriv to nobody when the tests run as root), where the first
  *   namespace needs a user namespace to mount in: the masks hold, though nobody can read `.env`
- *   outside the tool;
+ *   outside the tool. nobody runs a world-readable copy of the built tools and what they import,
+ *   since the checkout may be where nobody cannot enter (a 0700 home, a `mktemp -d` clone);
  * - where masking cannot work (no `unshare` on PATH): bash refuses every command and runs none.
  */
 import { execFile } from 'node:child_process';
@@ -12,10 +13,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withoutCoverage } from '../../helpers/coverage-env.js';
 import { makeTempDir } from '../../helpers/fixture-repo.js';
+import { copyModuleClosure } from '../../helpers/module-closure.js';
 
 const execFileAsync = promisify(execFile);
-const TOOLS_JS = fileURLToPath(new URL('../../../dist/src/executor/tools/index.js', import.meta.url));
+const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const TOOLS_JS = join(PACKAGE_ROOT, 'dist/src/executor/tools/index.js');
 
 /** Runs bash commands through the built tools in a process of its own; answers their outcomes. */
 const RUNNER = `
@@ -40,11 +44,20 @@ const DROP = asRoot ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-gro
 
 let checkout: { path: string; cleanup(): Promise<void> };
 let home: { path: string; cleanup(): Promise<void> };
+/** The world-readable copy of the built tools that a dropped user runs. */
+let toolsCopy: { path: string; cleanup(): Promise<void> };
+let copiedToolsJs: string;
 
+/**
+ * Runs `commands` through the built tools in a process of its own, as the user `drop` switches to:
+ * a dropped user runs the copy (not measured: no coverage), anyone else the checkout's dist/.
+ */
 async function runTools(commands: string[], env: NodeJS.ProcessEnv, drop: readonly string[]): Promise<Outcome[]> {
   const [file, ...args] = [...drop, process.execPath, '--input-type=module', '-e', RUNNER];
+  const tools = drop.length > 0 ? { TOOLS_JS: copiedToolsJs, ...withoutCoverage(env) } : { ...env, TOOLS_JS };
   const { stdout } = await execFileAsync(file as string, args, {
-    env: { ...env, TOOLS_JS, RUNNER_INPUT: JSON.stringify({ root: checkout.path, commands }) },
+    cwd: checkout.path,
+    env: { ...tools, RUNNER_INPUT: JSON.stringify({ root: checkout.path, commands }) },
     encoding: 'utf8',
     timeout: 120_000,
   });
@@ -55,6 +68,8 @@ beforeAll(async () => {
   if (!existsSync(TOOLS_JS)) throw new Error(`${TOOLS_JS} is missing: run npm run build first`);
   checkout = await makeTempDir('majordomus-floor-user-');
   home = await makeTempDir('majordomus-floor-home-');
+  toolsCopy = await makeTempDir('majordomus-floor-tools-');
+  copiedToolsJs = await copyModuleClosure(PACKAGE_ROOT, TOOLS_JS, toolsCopy.path);
   await writeFile(join(checkout.path, '.env'), 'SECRET=abc123secretvalue\n');
   await writeFile(join(checkout.path, 'app.txt'), 'app\n');
   await mkdir(join(home.path, '.ssh'));
@@ -67,6 +82,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await checkout?.cleanup();
   await home?.cleanup();
+  await toolsCopy?.cleanup();
 });
 
 describe('masking as a user who is not root', () => {

@@ -23,6 +23,7 @@ import type { AgentName } from '../../../src/harness/types.js';
 import type { LaunchShape } from '../../../src/harness/vendors/adapter.js';
 import { ARG_PROMPT_LIMIT } from '../../../src/harness/vendors/events.js';
 import { adapterFor } from '../../../src/harness/vendors/index.js';
+import { withoutCoverage } from '../../helpers/coverage-env.js';
 import { isAlive, waitFor, withTimeout } from '../../helpers/wait.js';
 
 const FAKE = fileURLToPath(new URL('../../fixtures/harness/fake-agent.mjs', import.meta.url));
@@ -86,7 +87,7 @@ function records(): Logged[] {
 
 /** `stdin` null closes it at once; undefined leaves it open. */
 function start(agent: AgentName, args: string[], stdin: string | null | undefined, env: NodeJS.ProcessEnv = {}): ChildProcess {
-  const child = spawn(FAKE, args, { cwd: dir, env: { ...process.env, FAKE_AGENT_VENDOR: agent, FAKE_AGENT_LOG: log, ...env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const child = spawn(FAKE, args, { cwd: dir, env: { ...withoutCoverage(process.env), FAKE_AGENT_VENDOR: agent, FAKE_AGENT_LOG: log, ...env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   children.push(child);
   child.stdin?.on('error', () => undefined);
   if (stdin === null) child.stdin?.end();

@@ -5,6 +5,9 @@
  *   number); anything else is MAJ_USAGE naming the variable, like every other setting;
  * - `MAJORDOMUS_HTTP_ENGINE`: unset or empty lets the server choose; uws and node force one;
  *   anything else is MAJ_USAGE naming the variable;
+ * - the test settings (`MAJORDOMUS_TEST_WATCHDOG_MS`, `_LIVE_SERVER_WAIT_MS`, `_KILL_GRACE_MS`):
+ *   unset or empty is the protocol's real timer (5 s each); 50 ms to 10 minutes is taken; anything
+ *   else is MAJ_USAGE naming the variable;
  * - the executor's section: its state directory and task, empty meaning unset, frozen;
  * - `MAJORDOMUS_GUARD`: unset or empty is refuse; refuse, warn and off are taken; anything else is
  *   MAJ_USAGE naming the variable;
@@ -67,6 +70,28 @@ describe('MAJORDOMUS_HTTP_ENGINE', () => {
     const error = refusal(() => readSettings({ MAJORDOMUS_HTTP_ENGINE: value }));
     expect(error.code).toBe('MAJ_USAGE');
     expect(error.message).toBe(`MAJORDOMUS_HTTP_ENGINE=${JSON.stringify(value)} is not one of uws, node`);
+  });
+});
+
+describe('the test settings of the protocol\'s timers', () => {
+  const TIMERS = [
+    ['MAJORDOMUS_TEST_WATCHDOG_MS', 'watchdogMs'],
+    ['MAJORDOMUS_TEST_LIVE_SERVER_WAIT_MS', 'liveServerWaitMs'],
+    ['MAJORDOMUS_TEST_KILL_GRACE_MS', 'killGraceMs'],
+  ] as const;
+
+  it.each(TIMERS)('%s is the real timer, 5 s, when unset or empty, and the value when 50 ms to 10 minutes', (name, field) => {
+    expect(readSettings({})[field]).toBe(5_000);
+    expect(readSettings({ [name]: '' })[field]).toBe(5_000);
+    expect(readSettings({ [name]: '50' })[field]).toBe(50);
+    expect(readSettings({ [name]: '500' })[field]).toBe(500);
+    expect(readSettings({ [name]: '600000' })[field]).toBe(600_000);
+  });
+
+  it.each(TIMERS.flatMap(([name]) => ['49', '600001', '1.5', '-1', 'fast'].map((value) => [name, value] as const)))('%s refuses %j naming the variable', (name, value) => {
+    const error = refusal(() => readSettings({ [name]: value }));
+    expect(error.code).toBe('MAJ_USAGE');
+    expect(error.message).toBe(`${name}=${JSON.stringify(value)} is not an integer 50–600000`);
   });
 });
 
