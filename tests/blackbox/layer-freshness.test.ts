@@ -203,7 +203,7 @@ describe('the layer stays fresh', () => {
     const owner = await joinPeer(scene, repo.root, 'owner');
     await expect(owner.client.subscribeResource({ uri: 'majordomus://rule/nope' })).rejects.toMatchObject({
       code: -32002,
-      message: expect.stringContaining("majordomus://rule/nope (only the layer's objects can be subscribed to"),
+      message: expect.stringContaining("majordomus://rule/nope (the layer's objects, resources/list, and the sessions' resources"),
     });
     await owner.client.subscribeResource({ uri: RULE_URI });
     await owner.client.unsubscribeResource({ uri: RULE_URI });
