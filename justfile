@@ -14,7 +14,7 @@ default:
 # The build's output goes to stderr, so a recipe that depends on it keeps stdout for its
 # answer (`just inspect --format json | jq …`).
 
-# Compile src/ and workers/ into dist/ (tsc).
+# Bundle src/ and workers/ into dist/ (rolldown; `npm run typecheck` checks the types).
 build:
     npm run build 1>&2
 

@@ -6,8 +6,8 @@
  * seconds. Prints, per build, the median over rounds of its req/s against the hello world's and
  * against the other build's, and its server CPU per request.
  * Usage: node benches/compare-http.mjs <other dist/src/cli/main.js> [rounds=12] [seconds=2]
- * (this checkout's build is "this"; `git archive <rev> | tar -x -C dir`, link node_modules, `npx
- * tsc -p tsconfig.json` there, gives the other).
+ * (this checkout's build is "this"; `git archive <rev> | tar -x -C dir`, link node_modules, `npm
+ * run build` there, gives the other).
  */
 import { fileURLToPath } from 'node:url';
 import { fmt, machine, median, spawnNode, table } from './lib/common.mjs';

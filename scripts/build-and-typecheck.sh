@@ -1,8 +1,7 @@
 #!/bin/sh
-# npm test's compile step: the build (tsc -p tsconfig.json, into dist/) and the type-check of the
-# sources with the tests (tsc -p tsconfig.tests.json, no output) do not depend on each other, and
-# each is one single-threaded tsc, so they run side by side. Each one's output is printed whole,
-# the build's first; the step fails when either fails.
+# npm test's compile step: the build (rolldown, into dist/) and the type-check of the sources with
+# the tests (tsc -p tsconfig.tests.json, no output) do not depend on each other, so they run side
+# by side. Each one's output is printed whole, the build's first; the step fails when either fails.
 set -u
 
 out=$(mktemp -d)

@@ -18,7 +18,7 @@ export function gitState(root) {
   try {
     const commit = run('rev-parse', '--short=9', 'HEAD');
     // Only what the build is made of: results and the summary itself do not count.
-    const dirty = run('status', '--porcelain', '--', 'src', 'workers', 'benches', 'package.json', 'package-lock.json', 'tsconfig.json') !== '';
+    const dirty = run('status', '--porcelain', '--', 'src', 'workers', 'benches', 'package.json', 'package-lock.json', 'rolldown.config.mjs') !== '';
     return { commit, dirty };
   } catch {
     return { commit: 'unknown', dirty: true };

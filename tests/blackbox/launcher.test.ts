@@ -1,12 +1,12 @@
 /**
  * The launcher `bin/majordomus-mcp` (SPEC §6, ADR 3 "Clients start it"), black-box, in a COPY of
- * the package in a temporary directory (package.json, package-lock.json, tsconfig.json, src/,
+ * the package in a temporary directory (package.json, package-lock.json, rolldown.config.mjs, scripts/, src/,
  * workers/, bin/, and node_modules as a symbolic link to ours), so the real dist/ is never touched.
  * In a source checkout (the copy is a git work tree with src/):
  * - a missing build is built with the real `npm run build`, its output on stderr; the client's
  *   initialize (written before the build finished) is answered and stdout holds only JSON-RPC;
  * - a current build runs as it is: no npm at all (a fake npm first on PATH records any call);
- * - a build older than a file under src/, workers/, tsconfig.json or package.json → `npm run build`
+ * - a build older than a file under src/, workers/, rolldown.config.mjs or package.json → `npm run build`
  *   (fake npm: the decision is the launcher's; the one real build above shows the build itself);
  * - a missing node_modules → `npm ci` (with the lock file) or `npm install` (without), on stderr;
  * - MAJORDOMUS_NO_BUILD: a missing build exits 12 with MAJ_NO_BUILD naming `npm run build`,
@@ -14,14 +14,15 @@
  * - a failing `npm ci` / `npm install` (a stand-in npm that exits 1) exits 12 with MAJ_NO_BUILD
  *   naming the command, npm's stdout on stderr, nothing built;
  * - sources that do not compile: the real `npm run build` (the package's package.json and
- *   tsconfig.json, over a stand-in main.ts and a broken file) fails, the launcher exits 12 with
- *   MAJ_NO_BUILD and tsc's error on stderr, and no build is left for a later launch to run;
+ *   rolldown.config.mjs, over a stand-in main.ts that imports a file that does not parse) fails,
+ *   the launcher exits 12 with MAJ_NO_BUILD and the bundler's error on stderr, and no build is left
+ *   for a later launch to run;
  * - MAJORDOMUS_BIN: exec'd with `mcp` and the arguments, nothing installed or built;
  * - the package root is found through a symbolic link to the launcher;
  * - in none of these does anything reach stdout before the server speaks;
  * - every client configuration parses and names bin/majordomus-mcp, which exists and is executable.
  * Nothing the launcher starts here is measured for coverage: the copy's dist/ is not this
- * checkout's, and npm and tsc are not ours, so their environment has no NODE_V8_COVERAGE.
+ * checkout's, and npm and the bundler are not ours, so their environment has no NODE_V8_COVERAGE.
  * In an installed package (no .git: npm's tarball; files with npm's fixed old mtime, directories
  * with the install time, dependencies hoisted beside it):
  * - the build it shipped runs as it is, even with src/ newer than it: no npm, no build, nothing on
@@ -222,7 +223,7 @@ describe('bin/majordomus-mcp', () => {
       expect(run.code, run.stderr).toBe(0);
       expect(run.stderr).toContain('building (npm run build)');
       expect(run.stderr).toContain(`${main} is missing`);
-      expect(run.stderr).toContain('tsc -p tsconfig.json'); // npm's own lines went to stderr
+      expect(run.stderr).toContain('node scripts/build.mjs'); // npm's own lines went to stderr
       expect(existsSync(main)).toBe(true);
       const frames = jsonRpcFrames(run.stdout);
       expect(frames).toHaveLength(1);
@@ -242,11 +243,11 @@ describe('bin/majordomus-mcp', () => {
     expect(await mtime(main)).toBe(before);
   });
 
-  it.each(['src/platform/log.ts', 'workers/pool-task.ts', 'tsconfig.json', 'package.json'])(
+  it.each(['src/platform/log.ts', 'workers/pool-task.ts', 'rolldown.config.mjs', 'package.json'])(
     'runs npm run build when %s is newer than the build, its stdout sent to stderr',
     async (source) => {
       const past = new Date(Date.now() - 2 * 3600_000);
-      for (const part of ['src', 'workers', 'tsconfig.json', 'package.json']) await setTreeTime(join(pkg, part), past);
+      for (const part of ['src', 'workers', 'rolldown.config.mjs', 'package.json']) await setTreeTime(join(pkg, part), past);
       const built = new Date(Date.now() - 3600_000);
       await utimes(main, built, built);
       const before = await mtime(main);
@@ -387,13 +388,15 @@ describe('bin/majordomus-mcp in a package whose sources do not compile', () => {
   beforeAll(async () => {
     temp = await makeTempDir('majordomus-launcher-broken-');
     repo = await createFixtureRepo({ files: { '.ai/repo/rules/launch.md': '# Launch\n\nThe launcher builds first.\n' } });
-    // The package's own build (package.json's script, tsconfig.json) over two small sources instead
-    // of all of them: tsc then fails in a second instead of type-checking the whole tree first. The
-    // stand-in main.ts compiles, so only noEmitOnError keeps its main.js from being written.
-    pkg = await copyPackage(temp.path, ['package.json', 'package-lock.json', 'tsconfig.json', 'bin'], { git: true });
+    // The package's own build (package.json's script, rolldown.config.mjs) over stand-in entries
+    // instead of the real ones: the stand-in main.ts parses, the file it imports does not.
+    pkg = await copyPackage(temp.path, ['package.json', 'package-lock.json', 'rolldown.config.mjs', 'scripts', 'bin'], { git: true });
     await mkdir(join(pkg, 'src/cli'), { recursive: true });
-    await writeFile(join(pkg, 'src/cli/main.ts'), "process.stdout.write('a stand-in that compiles\\n');\n");
-    await writeFile(join(pkg, 'src/broken.ts'), "export const broken: number = 'not a number';\n");
+    await mkdir(join(pkg, 'src/platform'), { recursive: true });
+    await mkdir(join(pkg, 'workers'));
+    await writeFile(join(pkg, 'src/cli/main.ts'), "import { broken } from '../broken.js';\nprocess.stdout.write(`a stand-in ${broken}\\n`);\n");
+    await writeFile(join(pkg, 'src/platform/uws.ts'), 'export const uws = 1;\n');
+    await writeFile(join(pkg, 'src/broken.ts'), "export const broken: number = ('not closed';\n");
   });
 
   afterAll(async () => {
@@ -402,7 +405,7 @@ describe('bin/majordomus-mcp in a package whose sources do not compile', () => {
   });
 
   it(
-    'exits 12 with MAJ_NO_BUILD when the real `npm run build` fails, tsc\'s error on stderr, and leaves no build to run',
+    'exits 12 with MAJ_NO_BUILD when the real `npm run build` fails, the bundler\'s error on stderr, and leaves no build to run',
     async () => {
       const run = await runLauncher(join(pkg, LAUNCHER_RELATIVE), ['--standalone'], {
         cwd: repo.root,
@@ -412,10 +415,10 @@ describe('bin/majordomus-mcp in a package whose sources do not compile', () => {
       expect(run.code, run.stderr).toBe(12);
       expect(run.stdout).toBe('');
       expect(run.stderr).toContain('building (npm run build)');
-      expect(run.stderr).toMatch(/src\/broken\.ts\(1,14\): error TS2322/);
+      expect(run.stderr).toMatch(/PARSE_ERROR[\s\S]*src\/broken\.ts/);
       expect(run.stderr).toContain(`majordomus-mcp: MAJ_NO_BUILD: \`npm run build\` failed in ${pkg}\n`);
-      // tsconfig.json has noEmitOnError: a failed build writes nothing, so the next launch builds
-      // again instead of running what a failed build emitted.
+      // The build empties dist/ first and writes only when bundling succeeds: a failed build leaves
+      // nothing, so the next launch builds again instead of running what a failed build left.
       expect(existsSync(join(pkg, MAIN_RELATIVE))).toBe(false);
     },
     BUILD_TIMEOUT_MS,

@@ -1,6 +1,6 @@
 /**
  * A registry that breaks its own rules, black-box: a throwaway copy of the built package whose
- * compiled builtins give objects.get the MCP tool name of objects.list. Every command refuses it
+ * bundled capabilities give objects.get the MCP tool name of objects.list. Every command refuses it
  * and names both parties (`duplicate tool name "majordomus_list": objects.list, objects.get`):
  * - `capabilities validate` exits 10 with MAJ_VALIDATION_FAILED;
  * - `capabilities list`, `mcp --inspect` and `generate --check` exit 13 with MAJ_REGISTRY_INVALID;
@@ -8,14 +8,16 @@
  * - nothing reaches stdout.
  */
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { createFixtureRepo, makeTempDir, type FixtureRepo } from '../helpers/fixture-repo.js';
 import { BUILT_PARTS, copyPackage } from '../helpers/package-copy.js';
 
-const BUILTINS = 'dist/src/capabilities/layer.js';
+/** Where the build puts the capabilities: among the shared scripts, one of which declares objects.get's tool. */
+const CHUNKS = 'dist/src/chunks';
+const GET_TOOL = /tool: (["'])majordomus_get\1/;
 const DUPLICATE = /duplicate tool name "majordomus_list": (objects\.list, objects\.get|objects\.get, objects\.list)/;
 
 describe('a registry whose capabilities share a tool name', () => {
@@ -28,11 +30,15 @@ describe('a registry whose capabilities share a tool name', () => {
   beforeAll(async () => {
     temp = await makeTempDir('majordomus-registry-');
     const pkg = await copyPackage(temp.path, BUILT_PARTS);
-    const builtins = join(pkg, BUILTINS);
-    const source = await readFile(builtins, 'utf8');
-    const broken = source.replace("tool: 'majordomus_get'", "tool: 'majordomus_list'");
-    expect(broken, `${BUILTINS} no longer names majordomus_get`).not.toBe(source);
-    await writeFile(builtins, broken);
+    const scripts = (await readdir(join(pkg, CHUNKS))).filter((name) => name.endsWith('.js'));
+    const declaring: string[] = [];
+    for (const name of scripts) {
+      const source = await readFile(join(pkg, CHUNKS, name), 'utf8');
+      if (!GET_TOOL.test(source)) continue;
+      declaring.push(name);
+      await writeFile(join(pkg, CHUNKS, name), source.replace(GET_TOOL, 'tool: $1majordomus_list$1'));
+    }
+    expect(declaring, `exactly one script under ${CHUNKS} should declare majordomus_get`).toHaveLength(1);
     main = join(pkg, 'dist/src/cli/main.js');
     repo = await createFixtureRepo({ files: { '.ai/repo/rules/r.md': '# R\n\nA rule.\n' } });
   });

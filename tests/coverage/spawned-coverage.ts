@@ -6,7 +6,7 @@
  * and the pool threads included); a process killed with SIGKILL writes none. Only the package's
  * own compiled scripts (dist/src, dist/workers) are kept; the processes' counts are summed with
  * the merge vitest's v8 provider uses, then converted once per script with the converter it uses
- * (ast-v8-to-istanbul), through tsc's source maps.
+ * (ast-v8-to-istanbul), through the bundler's source maps.
  *
  * Reading, parsing and summing the files is most of the time (a whole run leaves well over a
  * thousand files, about 20 ms each), and it is the last thing the run does, with every core free:
@@ -28,6 +28,8 @@ import type { FileCoverageData } from './istanbul.js';
 
 /** The compiled folders whose scripts are measured, relative to the package root. */
 export const MEASURED_DIST = ['dist/src/', 'dist/workers/'] as const;
+/** The sources they are bundled from, relative to the package root: what the coverage is of. */
+const MEASURED_SOURCES = ['src/', 'workers/'] as const;
 
 export interface SpawnedCoverage {
   /** Istanbul coverage keyed by source path (src/… or workers/…, absolute). */
@@ -100,8 +102,12 @@ export async function readSpawnedCoverage(dir: string, root: string): Promise<Sp
   const files = new Map<string, FileCoverageData>();
   for (const script of merged.result) {
     const path = fileURLToPath(script.url);
+    // The bundler writes no map for a script with no source of its own (the chunk of its runtime
+    // helpers, an entry that only re-exports): nothing in it is ours to count.
+    const mapText = await readFile(`${path}.map`, 'utf8').catch(() => null);
+    if (mapText === null) continue;
     const code = await readFile(path, 'utf8');
-    const sourceMap = JSON.parse(await readFile(`${path}.map`, 'utf8')) as { version: number; sources: string[]; mappings: string; names: string[] };
+    const sourceMap = JSON.parse(mapText) as { version: number; sources: string[]; mappings: string; names: string[] };
     sourceMap.sources = sourceMap.sources.map((source) => new URL(source, script.url).href);
     const converted = await convert({
       code,
@@ -110,6 +116,8 @@ export async function readSpawnedCoverage(dir: string, root: string): Promise<Sp
       coverage: { url: script.url, functions: script.functions },
     });
     for (const [source, coverage] of Object.entries(converted)) {
+      // A bundle maps to the dependencies it inlined too: only the package's own sources count.
+      if (!MEASURED_SOURCES.some((folder) => source.startsWith(join(root, folder)))) continue;
       files.set(source, ('data' in coverage ? coverage.data : coverage) as FileCoverageData);
     }
   }

@@ -11,7 +11,7 @@ import { git } from './fixture-repo.js';
 /** What the built executable needs to run and to find itself: `generate` writes into docs/generated. */
 export const BUILT_PARTS = ['package.json', 'dist', 'docs/generated', 'page'] as const;
 /** What the launcher needs to build: the sources and the build configuration, no dist/. */
-export const SOURCE_PARTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'workers', 'bin', 'page'] as const;
+export const SOURCE_PARTS = ['package.json', 'package-lock.json', 'rolldown.config.mjs', 'scripts', 'src', 'workers', 'bin', 'page'] as const;
 
 export interface PackageCopyOptions {
   /** Link `<copy>/node_modules` to ours. Default true. */

@@ -1,6 +1,6 @@
 /**
  * readSpawnedCoverage, on what real processes leave in a NODE_V8_COVERAGE folder:
- * - the executable's coverage comes back keyed by its TypeScript sources (through tsc's source
+ * - the executable's coverage comes back keyed by its TypeScript sources (through the bundler's source
  *   maps), never by dist/ or node_modules paths;
  * - two runs of the executable are summed; a node process that ran none of the package's code is
  *   not counted as a process;

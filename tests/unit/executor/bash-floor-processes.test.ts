@@ -1,9 +1,9 @@
 /**
- * The floor's masking in processes of its own, from the built tools (dist/):
+ * The floor's masking in processes of its own, from the tools bundled into one script:
  * - as a user who is not root (setpriv to nobody when the tests run as root), where the first
  *   namespace needs a user namespace to mount in: the masks hold, though nobody can read `.env`
- *   outside the tool. nobody runs a world-readable copy of the built tools and what they import,
- *   since the checkout may be where nobody cannot enter (a 0700 home, a `mktemp -d` clone);
+ *   outside the tool. The script is world-readable in a folder of its own, since the checkout may
+ *   be where nobody cannot enter (a 0700 home, a `mktemp -d` clone);
  * - where masking cannot work (no `unshare` on PATH): bash refuses every command and runs none.
  */
 import { execFile } from 'node:child_process';
@@ -15,11 +15,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withoutCoverage } from '../../helpers/coverage-env.js';
 import { makeTempDir } from '../../helpers/fixture-repo.js';
-import { copyModuleClosure } from '../../helpers/module-closure.js';
+import { bundleModule } from '../../helpers/module-bundle.js';
 
 const execFileAsync = promisify(execFile);
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const TOOLS_JS = join(PACKAGE_ROOT, 'dist/src/executor/tools/index.js');
+const TOOLS_TS = join(PACKAGE_ROOT, 'src/executor/tools/index.ts');
 
 /** Runs bash commands through the built tools in a process of its own; answers their outcomes. */
 const RUNNER = `
@@ -44,20 +44,19 @@ const DROP = asRoot ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-gro
 
 let checkout: { path: string; cleanup(): Promise<void> };
 let home: { path: string; cleanup(): Promise<void> };
-/** The world-readable copy of the built tools that a dropped user runs. */
-let toolsCopy: { path: string; cleanup(): Promise<void> };
-let copiedToolsJs: string;
+/** The folder of the world-readable script of the tools, and the script. */
+let toolsDir: { path: string; cleanup(): Promise<void> };
+let toolsJs: string;
 
 /**
- * Runs `commands` through the built tools in a process of its own, as the user `drop` switches to:
- * a dropped user runs the copy (not measured: no coverage), anyone else the checkout's dist/.
+ * Runs `commands` through the bundled tools in a process of its own, as the user `drop` switches
+ * to (not measured: the script is not the checkout's dist/, so no coverage).
  */
 async function runTools(commands: string[], env: NodeJS.ProcessEnv, drop: readonly string[]): Promise<Outcome[]> {
   const [file, ...args] = [...drop, process.execPath, '--input-type=module', '-e', RUNNER];
-  const tools = drop.length > 0 ? { TOOLS_JS: copiedToolsJs, ...withoutCoverage(env) } : { ...env, TOOLS_JS };
   const { stdout } = await execFileAsync(file as string, args, {
     cwd: checkout.path,
-    env: { ...tools, RUNNER_INPUT: JSON.stringify({ root: checkout.path, commands }) },
+    env: { ...withoutCoverage(env), TOOLS_JS: toolsJs, RUNNER_INPUT: JSON.stringify({ root: checkout.path, commands }) },
     encoding: 'utf8',
     timeout: 120_000,
   });
@@ -65,11 +64,10 @@ async function runTools(commands: string[], env: NodeJS.ProcessEnv, drop: readon
 }
 
 beforeAll(async () => {
-  if (!existsSync(TOOLS_JS)) throw new Error(`${TOOLS_JS} is missing: run npm run build first`);
   checkout = await makeTempDir('majordomus-floor-user-');
   home = await makeTempDir('majordomus-floor-home-');
-  toolsCopy = await makeTempDir('majordomus-floor-tools-');
-  copiedToolsJs = await copyModuleClosure(PACKAGE_ROOT, TOOLS_JS, toolsCopy.path);
+  toolsDir = await makeTempDir('majordomus-floor-tools-');
+  toolsJs = await bundleModule(TOOLS_TS, toolsDir.path, 'tools');
   await writeFile(join(checkout.path, '.env'), 'SECRET=abc123secretvalue\n');
   await writeFile(join(checkout.path, 'app.txt'), 'app\n');
   await mkdir(join(home.path, '.ssh'));
@@ -82,7 +80,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await checkout?.cleanup();
   await home?.cleanup();
-  await toolsCopy?.cleanup();
+  await toolsDir?.cleanup();
 });
 
 describe('masking as a user who is not root', () => {
@@ -94,7 +92,9 @@ describe('masking as a user who is not root', () => {
 
   it('shows them empty through bash, and the masks cannot be lifted', async () => {
     const outcomes = await runTools(
-      ["id -u; cat $(printf '.%s' env) ~/.ssh/* app.txt; umount $(printf '.%s' env) 2>/dev/null; cat $(printf '.%s' env); echo end"],
+      // stderr joined to stdout in the command: the tool reads the two pipes as they come, so
+      // cat's complaint about the empty ~/.ssh could otherwise arrive after `end`.
+      ["id -u; cat $(printf '.%s' env) ~/.ssh/* app.txt 2>&1; umount $(printf '.%s' env) 2>/dev/null; cat $(printf '.%s' env) 2>&1; echo end"],
       { ...process.env, HOME: home.path },
       DROP,
     );
