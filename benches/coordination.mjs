@@ -13,7 +13,7 @@
  *    owners interleaved in rounds, alternating which goes first; every answer is checked against
  *    the in-process board (the number of claims it names for each path). Bar per size: p50 with
  *    1,000 claims ≤ 1.5 × p50 with none. Beside it, the check itself in-process: a ClaimBoard
- *    (dist/src/coordination/claims.js) filled with the same claims, `check` of 100 paths timed
+ *    (src/coordination/claims.ts, benches/lib/internals.mjs) filled with the same claims, `check` of 100 paths timed
  *    (µs per path, and per path and pattern); and what a claim costs as the board fills.
  * 2. Messages. The `claims` owner's stdio `ping` and `majordomus_info` while the peers exchange
  *    RATE messages a second (each `majordomus_send_message` to another peer; the recipient's stream
@@ -32,6 +32,7 @@
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { checkPaths, claimPlan, clusteredPaths, patternCount } from './lib/claim-plan.mjs';
+import { internal } from './lib/internals.mjs';
 import {
   fmt,
   leaseToken,
@@ -69,7 +70,6 @@ const callsFor = (size) => Math.max(3, Math.round(CALLS * { 1: 1, 10: 0.4, 100: 
 const CHECK_BAR = 1.5;
 const MESSAGE_BAR = 1.15;
 const PEERS_JS = fileURLToPath(new URL('./lib/peers.mjs', import.meta.url));
-const CLAIMS_JS = new URL('../dist/src/coordination/claims.js', import.meta.url).href;
 const OWNER_ENV = { MAJORDOMUS_IDLE_SESSION_MS: String(3_600_000) };
 const STDIO_KINDS = {
   ping: ['ping', {}],
@@ -127,7 +127,7 @@ function checkAnswer(result, paths, expected, owner) {
 
 /** The board in-process: fill time, then `check` of `paths` timed until `budgetMs` has passed. */
 async function inProcess(plan, paths, budgetMs = 4_000) {
-  const { ClaimBoard } = await import(CLAIMS_JS);
+  const { ClaimBoard } = await internal('coordination/claims');
   const client = (peer) => ({ name: `bench-peer-${peer}`, version: '0.0.0' });
   const time = (board) => {
     for (let i = 0; i < 3; i += 1) board.check(paths);

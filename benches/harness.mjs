@@ -36,9 +36,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import {
   fmt,
@@ -62,6 +61,7 @@ import {
   writeResult,
   knob,
 } from './lib/common.mjs';
+import { internal, internalUrl } from './lib/internals.mjs';
 
 const LINES = knob('BENCH_HARNESS_LINES', 300, 30);
 const INTERVAL_MS = knob('BENCH_HARNESS_INTERVAL_MS', 20);
@@ -93,9 +93,6 @@ const FAKE_AGENT = join(PACKAGE_ROOT, 'tests/fixtures/harness/fake-agent.mjs');
 const PROFILE = 'bench-fake';
 const RULE_URI = 'majordomus://rule/g00/rule-0';
 const OWNER_ENV = { MAJORDOMUS_IDLE_SESSION_MS: String(3_600_000) };
-/** The harness's own modules, from the build under test. */
-const PROCESS_JS = pathToFileURL(resolve(dirname(MAIN_JS), '../harness/process.js')).href;
-const PRIORITY_JS = pathToFileURL(resolve(dirname(MAIN_JS), '../platform/priority.js')).href;
 
 const LIGHT_PROFILE = 'bench-light';
 const SPAWN_VARIANTS = ['harness', 'launch-nice', 'launch', 'setpriv', 'direct'];
@@ -337,7 +334,7 @@ function drained(child) {
 }
 
 /** A worker thread at the harness thread's nice that runs the harness's own launch(). */
-function launchWorker() {
+async function launchWorker() {
   const source = `
     const { parentPort, workerData } = require('node:worker_threads');
     (async () => {
@@ -363,7 +360,9 @@ function launchWorker() {
       parentPort.postMessage({ ready: true });
     })();
   `;
-  const worker = new Worker(source, { eval: true, workerData: { processJs: PROCESS_JS, priorityJs: PRIORITY_JS, nice: NICE } });
+  // The harness's own modules, bundled from the sources (benches/lib/internals.mjs).
+  const [processJs, priorityJs] = await Promise.all([internalUrl('harness/process'), internalUrl('platform/priority')]);
+  const worker = new Worker(source, { eval: true, workerData: { processJs, priorityJs, nice: NICE } });
   let pending = null;
   let failure = null;
   const fail = (error) => {
@@ -434,7 +433,7 @@ async function lightStart(log, prompt) {
  * the 'spawn' event).
  */
 async function spawnOverhead(rpc, root, agent, args, worker) {
-  const { launch } = await import(PROCESS_JS);
+  const { launch } = await internal('harness/process');
   const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path)) ?? null;
   const { command, env } = agent;
   const spawnChild = (file, argv, prompt) => {
@@ -510,7 +509,7 @@ async function spawnOverhead(rpc, root, agent, args, worker) {
 
 /** The spawn overhead with the fake agent (the figure), then with the light agent (the steps). */
 async function spawnRuns(rpc, root, log, light) {
-  const worker = launchWorker();
+  const worker = await launchWorker();
   try {
     await withTimeout(worker.ready, 30_000, 'the launch worker');
     // The argv the harness gives a claude profile, as the fake agent logged it (a warm-up spawn).

@@ -2,7 +2,7 @@
 /**
  * In-process micro-benchmarks (the `benchmark` package) on a generated layer of 5,000 documents
  * written as real files (rules and knowledge markdown with front matter) into a temp dir:
- *   - snapshot encode / decode (dist/src/threads/snapshot.js) of that index + the builtin catalog
+ *   - snapshot encode / decode (src/threads/snapshot.ts, benches/lib/internals.mjs) of that index + the builtin catalog
  *   - objects.get and objects.search through the Runtime (builtinRegistry + createLayerView)
  *   - a full index build of the layer (filesystem discovery), deferred (async)
  *   - objects.search latency over 5,000 documents (issue 23), two bars:
@@ -20,7 +20,8 @@
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fmt, machine, makeRepo, PACKAGE_ROOT, runWhenMain, summarize, table, writeResult, knob } from './lib/common.mjs';
+import { fmt, machine, makeRepo, runWhenMain, summarize, table, writeResult, knob } from './lib/common.mjs';
+import { internal } from './lib/internals.mjs';
 
 const require = createRequire(import.meta.url);
 const Benchmark = require('benchmark');
@@ -57,7 +58,6 @@ function variedQueries(n) {
   return [...queries];
 }
 const COLD_VIEWS = knob('BENCH_MICRO_COLD_VIEWS', 5, 3);
-const dist = (path) => import(join(PACKAGE_ROOT, 'dist/src', path));
 
 function runSuite(suite) {
   return new Promise((resolve, reject) => {
@@ -72,7 +72,7 @@ export async function main() {
   const startedAt = new Date().toISOString();
   const machineBefore = machine();
   const [{ encodeSnapshot, decodeSnapshot }, { buildIndex, loadLayer, readManifest }, { builtinRegistry }, { createLayerView }, { Runtime }, { VERSION }] =
-    await Promise.all([dist('threads/snapshot.js'), dist('layer/load.js'), dist('runtime/load.js'), dist('layer/view.js'), dist('runtime/runtime.js'), dist('platform/version.js')]);
+    await Promise.all(['threads/snapshot', 'layer/load', 'runtime/load', 'layer/view', 'runtime/runtime', 'platform/version'].map(internal));
 
   const rules = Math.round(DOCS * 0.4);
   const repo = await makeRepo({ rules, documents: DOCS - rules, git: false, prefix: 'majordomus-micro-' });

@@ -12,11 +12,11 @@
  *
  * Environment: BENCH_SEARCH_DOCS (5000), BENCH_SEARCH_ROUNDS (search rounds per query, 50).
  */
-import { join } from 'node:path';
 import MiniSearch from 'minisearch';
 import { Document as FlexDocument, Encoder as FlexEncoder } from 'flexsearch';
 import { create as oramaCreate, insertMultiple as oramaInsertMultiple, load as oramaLoad, save as oramaSave, search as oramaSearch } from '@orama/orama';
-import { fmt, machine, makeRepo, PACKAGE_ROOT, runWhenMain, summarize, table, writeResult, knob } from './lib/common.mjs';
+import { fmt, machine, makeRepo, runWhenMain, summarize, table, writeResult, knob } from './lib/common.mjs';
+import { internal } from './lib/internals.mjs';
 
 const DOCS = knob('BENCH_SEARCH_DOCS', 5000, 1000);
 const ROUNDS = knob('BENCH_SEARCH_ROUNDS', 50, 10);
@@ -172,7 +172,7 @@ async function measure(library, docs) {
 export async function main() {
   const startedAt = new Date().toISOString();
   const machineBefore = machine();
-  const { loadLayer } = await import(join(PACKAGE_ROOT, 'dist/src/layer/load.js'));
+  const { loadLayer } = await internal('layer/load');
   const rules = Math.round(DOCS * 0.4);
   const repo = await makeRepo({ rules, documents: DOCS - rules, git: false, prefix: 'majordomus-search-libs-' });
   const results = [];
