@@ -80,6 +80,8 @@ export class NatsTransport implements BoardTransport {
   #waiters: Array<() => void> = [];
   #closed = false;
   #running: Promise<void> | null = null;
+  /** The connection of the moment, up or reconnecting: `close` ends it, which ends `#run`'s wait on it. */
+  #connection: NatsConnection | null = null;
   /** Counts set-ups (and disconnects): a set-up finishes only if nothing newer began meanwhile. */
   #setUps = 0;
   #warnedSetUp = false;
@@ -164,6 +166,9 @@ export class NatsTransport implements BoardTransport {
       for (const stop of live.stops) stop();
       await live.nc.close().catch(() => undefined);
     }
+    // With the broker gone the client reconnects for ever and its status stream stays silent:
+    // closing it is what lets the server end when its clients do.
+    await this.#connection?.close().catch(() => undefined);
     this.#release();
     await this.#running?.catch(() => undefined);
   }
@@ -183,9 +188,13 @@ export class NatsTransport implements BoardTransport {
           pingInterval: 5_000,
           maxPingOut: 2,
         });
+        this.#connection = nc;
+        if (this.#closed) break; // closed while connecting: the finally below ends it
         await this.#serve(nc);
       } catch (error) {
         log.debug(`federation: ${error instanceof Error ? error.message : String(error)}`);
+      } finally {
+        this.#connection = null;
         await nc?.close().catch(() => undefined);
       }
       this.#down();

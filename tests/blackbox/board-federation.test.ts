@@ -16,14 +16,16 @@
  *   the conflict between the two local-only claims is settled by the ledger's order — one kept,
  *   the other withdrawn and its agent told;
  * - a clone started while the broker is down serves at once (its claims local-only, the board
- *   unreachable) and joins when the broker comes up.
+ *   unreachable) and joins when the broker comes up;
+ * - a server whose broker has gone still ends when its client leaves (stdin closed), without a
+ *   signal, as every server does.
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLAIM_METHOD, MESSAGE_METHOD, joinPeer, refusalOf, waitForNotice, type ClaimView, type ClaimsAnswer, type Granted, type MessageView, type Peer } from '../helpers/coordination.js';
 import { git, makeTempDir } from '../helpers/fixture-repo.js';
 import { NatsServer } from '../helpers/nats.js';
-import { SHARED_LAYER, Scene, peersVia, toolOutput } from '../helpers/shared.js';
+import { SHARED_LAYER, Scene, initializeBody, peersVia, toolOutput } from '../helpers/shared.js';
 import { waitFor } from '../helpers/wait.js';
 
 const FILES: Readonly<Record<string, string>> = { ...SHARED_LAYER, 'src/b.ts': 'export const b = 2;\n', 'docs/guide.md': '# Guide\n' };
@@ -149,5 +151,23 @@ describe('the board federated through NATS JetStream', () => {
     await nats.restart();
     await waitFor(async () => (await claimsOf(a)).every((c) => c.local_only === undefined), { what: 'the early claim to reach the ledger', timeoutMs: 15_000, intervalMs: 100 });
     expect(await toolOutput(a.client, 'majordomus_checkouts')).toMatchObject({ reachable: true });
+  });
+
+  it('ends when its client leaves while the broker is gone, without being signalled', async () => {
+    scene = new Scene();
+    const nats = await NatsServer.start();
+    scene.defer(() => nats.stop());
+    const repo = await scene.repo({ files: FILES });
+    const raw = scene.raw(repo.root, ['mcp', '--http-port', '0'], { MAJORDOMUS_FEDERATION_URL: nats.url });
+    expect(await raw.exchange(initializeBody('agent-a', 1), 1)).toContain('"result"');
+    await waitFor(() => /is reachable/.test(raw.stderr()), { what: 'the board to be reachable' });
+    await nats.kill();
+    await waitFor(() => /is out of reach/.test(raw.stderr()), { what: 'the server to see the broker gone' });
+    const closedAt = Date.now();
+    // stop() closes stdin and signals only if the process is still there after the grace.
+    await raw.cli.stop(10_000);
+    expect(await raw.cli.exited).toEqual({ code: 0, signal: null });
+    expect(raw.stderr()).not.toMatch(/SIGTERM received/);
+    expect(Date.now() - closedAt).toBeLessThan(10_000);
   });
 });
