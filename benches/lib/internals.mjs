@@ -4,7 +4,8 @@
  * bundled here, from the sources, with the build's own configuration (the same inlining and the
  * same externals), into benches/.internals/ (git-ignored) — one build per bench process, entries
  * sharing their chunks, so two modules that share state share it here too. The folder is two deep,
- * like dist/src/, so a chunk finds the package root as the build's chunks do.
+ * like dist/src/, so a chunk finds the package root as the build's chunks do. They always come
+ * from this checkout's sources, also when BENCH_MAIN_JS names another build.
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -5,8 +5,11 @@
  * In a source checkout (the copy is a git work tree with src/):
  * - a missing build is built with the real `npm run build`, its output on stderr; the client's
  *   initialize (written before the build finished) is answered and stdout holds only JSON-RPC;
+ * - two launchers started together on a stale build: one builds, the other waits for it, and both
+ *   servers answer;
  * - a current build runs as it is: no npm at all (a fake npm first on PATH records any call);
- * - a build older than a file under src/, workers/, rolldown.config.mjs or package.json → `npm run build`
+ * - a build older than a file under src/, workers/, rolldown.config.mjs, scripts/build.mjs, package.json
+ *   or package-lock.json → `npm run build`
  *   (fake npm: the decision is the launcher's; the one real build above shows the build itself);
  * - a missing node_modules → `npm ci` (with the lock file) or `npm install` (without), on stderr;
  * - MAJORDOMUS_NO_BUILD: a missing build exits 12 with MAJ_NO_BUILD naming `npm run build`,
@@ -233,6 +236,25 @@ describe('bin/majordomus-mcp', () => {
     BUILD_TIMEOUT_MS,
   );
 
+  it(
+    'builds once for two launchers started together on a stale build, and both servers answer',
+    async () => {
+      const now = new Date();
+      await utimes(join(pkg, 'src/platform/log.ts'), now, now);
+      const options = { cwd: repo.root, lines: [INITIALIZE], closeWhen: (stdout: string) => stdout.includes('\n'), timeoutMs: BUILD_TIMEOUT_MS };
+      const runs = await Promise.all([runLauncher(launcher, ['--standalone'], options), runLauncher(launcher, ['--standalone'], options)]);
+      for (const run of runs) {
+        expect(run.code, run.stderr).toBe(0);
+        expect(jsonRpcFrames(run.stdout).map((frame) => frame.id)).toEqual([1]);
+      }
+      expect(runs.filter((run) => run.stderr.includes('building (npm run build)'))).toHaveLength(1);
+      // The lock the launchers serialise on outlives the build (which never empties dist/): a
+      // launcher arriving mid-build waits on it instead of creating a new one and building again.
+      expect(existsSync(join(pkg, 'dist/.launcher.lock'))).toBe(true);
+    },
+    BUILD_TIMEOUT_MS,
+  );
+
   it('runs a current build as it is: no npm, nothing on stdout', async () => {
     const before = await mtime(main);
     const run = await runLauncher(launcher, ['--standalone'], { cwd: repo.root, env: fakeNpmEnv });
@@ -243,11 +265,11 @@ describe('bin/majordomus-mcp', () => {
     expect(await mtime(main)).toBe(before);
   });
 
-  it.each(['src/platform/log.ts', 'workers/pool-task.ts', 'rolldown.config.mjs', 'package.json'])(
+  it.each(['src/platform/log.ts', 'workers/pool-task.ts', 'rolldown.config.mjs', 'scripts/build.mjs', 'package.json', 'package-lock.json'])(
     'runs npm run build when %s is newer than the build, its stdout sent to stderr',
     async (source) => {
       const past = new Date(Date.now() - 2 * 3600_000);
-      for (const part of ['src', 'workers', 'rolldown.config.mjs', 'package.json']) await setTreeTime(join(pkg, part), past);
+      for (const part of ['src', 'workers', 'rolldown.config.mjs', 'scripts', 'package.json', 'package-lock.json']) await setTreeTime(join(pkg, part), past);
       const built = new Date(Date.now() - 3600_000);
       await utimes(main, built, built);
       const before = await mtime(main);

@@ -1,7 +1,7 @@
 /**
  * Adds one file's hit counts onto another description of the same file.
  *
- * vitest describes src/*.ts from Vite's transform of it; the spawned executable runs tsc's output.
+ * vitest describes src/*.ts from Vite's transform of it; the spawned executable runs the bundle of it.
  * Both are mapped back to the TypeScript source, but the two compilers emit slightly different
  * code, so the same statement may end at another column, and an arrow function may start one
  * character apart. Istanbul's own merge keys on the whole range and would count such an item

@@ -15,7 +15,7 @@ import { PACKAGE_ROOT } from './cli.js';
 
 const execFileAsync = promisify(execFile);
 
-/** Packing builds the whole package (tsc) on a shared two-core machine; installing may download. */
+/** Packing builds the whole package (prepack) on a shared two-core machine; installing may download. */
 export const INSTALL_PACKAGE_TIMEOUT_MS = 300_000;
 
 export interface InstalledPackage {
@@ -34,7 +34,7 @@ export interface InstalledPackage {
   installMs: number;
 }
 
-/** Our environment without npm's lifecycle variables (nor coverage: npm and tsc are not ours), plus `extra`. */
+/** Our environment without npm's lifecycle variables (nor coverage: npm and the bundler are not ours), plus `extra`. */
 function npmEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(withoutCoverage(process.env))) if (!/^npm_/i.test(name)) env[name] = value;

@@ -2,8 +2,9 @@
  * One source module and everything it imports as a single script of its own, for a test that runs
  * it as another user. The checkout may live where no other user can enter (a 0700 home, a
  * `mktemp -d` folder), so a process that drops to `nobody` cannot load the checkout's dist/; it can
- * load this file, written world-readable into a folder it can enter. Bundled with the build's own
- * bundler, so the script is what the build would make of the module.
+ * load this file, written world-readable into a folder it can enter. Bundled with the build's
+ * bundler (rolldown) into one script, without the build's configuration: the module must need
+ * nothing but Node's built-ins.
  */
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * addHits puts the spawned executable's counts (tsc's output mapped to src/) onto vitest's
+ * addHits puts the spawned executable's counts (the bundle's mapped back to src/) onto vitest's
  * description of the same file (Vite's output mapped to src/):
  * - identical descriptions: every count is summed;
  * - a statement that ends elsewhere, a function whose declaration or body starts elsewhere, a
