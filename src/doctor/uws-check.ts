@@ -11,7 +11,7 @@ import { finding, type Finding } from './findings.js';
 
 // Asks the same module the engine asks; prints its verdict as the last line (a module may print while it loads).
 const PROBE = `const { uwsLoadProblem } = await import(process.argv[1]);
-process.stdout.write('\\n' + JSON.stringify({ problem: uwsLoadProblem() }));`;
+process.stdout.write('\\n' + JSON.stringify({ problem: uwsLoadProblem() })); // -- stdout-ok: the probe child's answer, read by doctor`;
 
 export async function uwsFinding(): Promise<Finding> {
   const answer = await new Promise<{ stdout: string; stderr: string; error: Error | null }>((resolve) => {
